@@ -1,0 +1,142 @@
+"""`python -m verify`: the command-line contract other tools and CI call.
+
+    python -m verify                      default job: built-in models × {tosa-int, ethos-u55}
+    python -m verify run [options]        chosen models, targets, features
+
+Exit status: 0 only if every case is `identical`; 1 if any is not; 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--models", default="all",
+                   help="comma-separated built-in models, 'all' (default) or 'none'")
+    p.add_argument("--model", action="append", default=[], metavar="REF",
+                   help="a user model: path/to/file.py:factory or package.module:factory returning "
+                        "(nn.Module, example_inputs); repeatable")
+    p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
+                   help="comma-separated: tosa-int, tosa-fp, ethos-u55, ethos-u85 (default: %(default)s)")
+    p.add_argument("--features", default="all",
+                   help="fastpass features for the fast mode: 'all' (default) or a comma-separated subset")
+    p.add_argument("--second-mode", choices=("fast", "full"), default="fast",
+                   help="'full' compares stock against stock at the pinned seed (a null run)")
+    p.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of both compared lowerings")
+    p.add_argument("--null-seed", type=int, default=1,
+                   help="hash seed of the cross-seed null check (stock vs stock); -1 disables it")
+    p.add_argument("--reference-sets", type=int, default=3,
+                   help="random input sets run through the TOSA reference model per delegate")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
+    p.add_argument("--out", type=Path, default=None, help="artifact folder (default verify-out/<time>)")
+    p.add_argument("--keep-all", action="store_true", help="keep snapshots of identical cases too")
+    p.add_argument("--json", type=Path, default=None, help="write the JSON report here")
+    p.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
+
+
+def _features(text: str) -> tuple[str, ...]:
+    if text == "all":
+        return ()
+    wanted = tuple(_csv(text))
+    try:
+        import fastpass
+    except ImportError:
+        return wanted
+    unknown = [f for f in wanted if f not in fastpass.FEATURES]
+    if unknown:
+        raise SystemExit(f"verify: unknown fastpass feature(s) {', '.join(unknown)}; "
+                         f"known: {', '.join(fastpass.FEATURES)}")
+    return wanted
+
+
+def _cases(args) -> list:
+    from verify.cases import Case, builtin_models
+
+    models = builtin_models() if args.models == "all" else ([] if args.models == "none" else _csv(args.models))
+    models += args.model
+    if not models:
+        raise SystemExit("verify: no models selected (--models none and no --model)")
+    targets = _csv(args.targets)
+    if not targets:
+        raise SystemExit("verify: no targets selected")
+    return [Case(m, t) for m in models for t in targets]
+
+
+def _precheck(case):
+    """Cases that are wrong on their face get an error verdict without spending a worker."""
+    from verify.cases import builtin_models
+    from verify.lowering.targets import TARGETS
+    from verify.runner import CaseReport
+
+    if case.target not in TARGETS:
+        return CaseReport(case.model, case.target, "error",
+                          error=f"unknown target {case.target!r}; known targets: {', '.join(TARGETS)}")
+    if ":" not in case.model and case.model not in builtin_models():
+        return CaseReport(case.model, case.target, "error",
+                          error=f"unknown model {case.model!r}; built-in models: {', '.join(builtin_models())}; "
+                                "or pass file.py:factory / module:factory")
+    return None
+
+
+def cmd_run(args) -> int:
+    from verify.report.files import write_json, write_junit
+    from verify.report.table import progress, table
+    from verify.runner import RunOptions, run_case
+
+    features = _features(args.features)
+    cases = _cases(args)
+    out = args.out or Path("verify-out") / time.strftime("%Y%m%d-%H%M%S")
+    options = RunOptions(features=features, hash_seed=args.hash_seed,
+                         null_seed=None if args.null_seed < 0 else args.null_seed,
+                         reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
+                         keep_all=args.keep_all, second_mode=args.second_mode)
+    print(f"verify: {len(cases)} case(s), features {','.join(features) or 'all'}, hash seed {args.hash_seed}, "
+          f"null seed {options.null_seed}, artifacts in {out}", file=sys.stderr, flush=True)
+    reports = []
+    started = time.perf_counter()
+    for i, case in enumerate(cases, 1):
+        report = _precheck(case)
+        if report is None:
+            print(f"[{i}/{len(cases)}]", end=" ", file=sys.stderr)
+            progress("start", case, None)
+            try:
+                report = run_case(case, options)
+            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+                from verify.runner import CaseReport
+
+                report = CaseReport(case.model, case.target, "error", error=f"harness error: {type(exc).__name__}: {exc}")
+        progress("done", case, report)
+        reports.append(report)
+    print(table(reports))
+    print(f"wall time {time.perf_counter() - started:.0f} s")
+    run_info = {"features": list(features) or "all", "hash_seed": args.hash_seed, "null_seed": options.null_seed,
+                "second_mode": args.second_mode, "wall_seconds": time.perf_counter() - started}
+    write_json(reports, out / "report.json", run_info)
+    if args.json:
+        write_json(reports, args.json, run_info)
+    if args.junit:
+        write_junit(reports, args.junit)
+    return 0 if all(r.verdict == "identical" for r in reports) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="verify chosen models × targets")
+    _add_run_arguments(run)
+    if not argv:  # the default job
+        argv = ["run"]
+    args = parser.parse_args(argv)
+    return {"run": cmd_run}[args.command](args)

@@ -1,0 +1,103 @@
+"""Lower one exported program in one mode and keep everything the comparison needs.
+
+The two modes are a switch, not two code paths: `full` is stock executorch, `fast` is the
+same call inside `fastpass.enabled(features)`. Everything else is shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from verify.lowering.observe import Observation, observe_lowering
+from verify.lowering.reference import ReferenceRun, run_reference
+from verify.lowering.snapshot import GraphIds, GraphSnapshot, take_snapshot
+from verify.lowering.targets import Target
+
+MODES = ("full", "fast")
+
+
+@dataclass
+class Payload:
+    """One delegate: what the backend emitted, and the TOSA it was compiled from."""
+
+    backend_id: str
+    processed_bytes: bytes
+    tosa: bytes | None
+
+
+@dataclass
+class LoweringResult:
+    mode: str
+    features: tuple[str, ...]
+    hash_seed: str | None
+    seconds: float = 0.0
+    error: str | None = None
+    error_type: str | None = None
+    observation: Observation = field(default_factory=Observation)
+    final: GraphSnapshot | None = None
+    payloads: list[Payload] = field(default_factory=list)
+    reference: list[ReferenceRun] = field(default_factory=list)
+    fastpass_stats: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _mode_context(mode: str, features: tuple[str, ...]):
+    if mode == "full":
+        return contextlib.nullcontext()
+    if mode == "fast":
+        import fastpass
+
+        return fastpass.enabled(features=features or None)
+    raise ValueError(f"unknown mode {mode!r}; modes are {MODES}")
+
+
+def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (),
+          snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None) -> LoweringResult:
+    """Lower a deep copy of `program` (so both modes start from the same graph) and observe it."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    result = LoweringResult(mode, tuple(features), hash_seed)
+    program = copy.deepcopy(program)
+    stats_source = None
+    start = time.perf_counter()
+    try:
+        with observe_lowering(snapshots=snapshots) as observation:
+            with _mode_context(mode, features):
+                if mode == "fast":
+                    import fastpass
+
+                    fastpass.reset_stats()
+                    stats_source = fastpass
+                partitioner = target.make_partitioner(target.make_spec())
+                edge = to_edge_transform_and_lower(program, partitioner=[partitioner])
+                if stats_source is not None:
+                    result.fastpass_stats = stats_source.stats()
+        result.seconds = time.perf_counter() - start
+        result.observation = observation
+        graph_module = edge.exported_program().graph_module
+        if snapshots:
+            result.final = take_snapshot(graph_module, GraphIds(), full_provenance=True)
+        tosa = list(observation.delegate_tosa)
+        for index, (_, module) in enumerate(
+            (n, m) for n, m in graph_module.named_modules() if hasattr(m, "processed_bytes")
+        ):
+            result.payloads.append(Payload(str(module.backend_id), bytes(module.processed_bytes),
+                                           tosa[index] if index < len(tosa) else None))
+    except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
+        result.seconds = time.perf_counter() - start
+        result.error_type = type(exc).__name__
+        result.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        result.error += "\n" + "".join(traceback.format_exc(limit=-8))
+        return result
+    for payload in result.payloads:
+        if reference_sets and payload.tosa is not None:
+            result.reference.append(run_reference(payload.tosa, reference_sets))
+    return result

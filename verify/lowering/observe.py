@@ -1,0 +1,182 @@
+"""Watch a lowering: a snapshot after every pass of every pass manager, and the TOSA of each delegate.
+
+The harness's only patch points (fastpass's own live in `fastpass/_patches.py`). They are
+read-only observers installed for the duration of one lowering and removed after it:
+
+| object                                                   | attribute  | why |
+|----------------------------------------------------------|------------|-----|
+| torch.fx.passes.infra.pass_manager.PassManager           | __call__   | ARM TFA / submodule pipelines and GraphModule pass managers |
+| executorch.exir.pass_manager.ExportedProgramPassManager  | __call__   | to_edge / transform passes and the ARM TOSA pipeline per delegate |
+| executorch.backends.arm.tosa.backend.TOSABackend         | _preprocess| delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
+
+Passes are wrapped, never replaced: a wrapper calls the pass exactly as the manager would
+and then records the graph, so what runs is what would have run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from verify.lowering.snapshot import GraphIds, GraphSnapshot, take_snapshot
+
+
+@dataclass
+class PassStep:
+    """One pass invocation: where it ran and the digest of the graph it left behind."""
+
+    seq: int
+    phase: str  # "edge" before/after delegation, "delegate<k>" inside the k-th delegate's preprocess
+    manager: str  # e.g. "ExportedProgramPassManager#3"
+    index: int  # position in its manager; -1 = the manager's input graph
+    pass_name: str
+    digest: str | None
+    seconds: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.phase}/{self.manager}[{self.index}] {self.pass_name}"
+
+
+@dataclass
+class Observation:
+    steps: list[PassStep] = field(default_factory=list)
+    snapshots: dict[str, GraphSnapshot] = field(default_factory=dict)
+    delegate_tosa: list[bytes] = field(default_factory=list)
+    delegate_final: list[GraphSnapshot] = field(default_factory=list)
+
+
+class _Observer:
+    def __init__(self, snapshots: bool) -> None:
+        self.take_snapshots = snapshots
+        self.observation = Observation()
+        self.graph_ids = GraphIds()
+        self.phase = "edge"
+        self.manager_counts: dict[str, int] = {}
+
+    def snapshot(self, graph_module: Any, full: bool = False) -> GraphSnapshot | None:
+        if not self.take_snapshots or graph_module is None or not hasattr(graph_module, "graph"):
+            return None
+        snap = take_snapshot(graph_module, self.graph_ids, full_provenance=full)
+        self.observation.snapshots.setdefault(snap.digest, snap)
+        return snap
+
+    def record(self, manager: str, index: int, name: str, graph_module: Any, seconds: float) -> None:
+        snap = self.snapshot(graph_module)
+        self.observation.steps.append(
+            PassStep(len(self.observation.steps), self.phase, manager, index, name,
+                     snap.digest if snap else None, seconds)
+        )
+
+    def manager_label(self, manager: Any) -> str:
+        kind = type(manager).__name__
+        key = f"{self.phase}:{kind}"
+        self.manager_counts[key] = self.manager_counts.get(key, -1) + 1
+        return f"{kind}#{self.manager_counts[key]}"
+
+
+def pass_name(fn: Any) -> str:
+    inner = getattr(fn, "graph_pass", None)  # ARM's _ExportedProgramGraphPassAdapter
+    if inner is not None:
+        fn = inner
+    inner = getattr(fn, "__wrapped__", None)  # pass_result_wrapper
+    if inner is not None and not inspect.isfunction(inner):
+        fn = inner
+    return fn.__name__ if inspect.isfunction(fn) else type(fn).__name__
+
+
+def _wrap_graph_pass(fn: Any, observer: _Observer, manager: str, index: int) -> Any:
+    name = pass_name(fn)
+
+    @functools.wraps(fn if inspect.isfunction(fn) else type(fn).__call__)
+    def observed(module):
+        start = time.perf_counter()
+        res = fn(module)
+        seconds = time.perf_counter() - start
+        observer.record(manager, index, name, getattr(res, "graph_module", module), seconds)
+        return res
+
+    observed.__name__ = fn.__name__ if inspect.isfunction(fn) else type(fn).__name__
+    return observed
+
+
+def _wrap_program_pass(fn: Any, observer: _Observer, manager: str, index: int) -> Any:
+    from executorch.exir.pass_base import ExportedProgramPassBase
+
+    name = pass_name(fn)
+    # Keep the pass's class name: managers put it in their error messages.
+    cls = type(type(fn).__name__, (ExportedProgramPassBase,), {
+        "call": lambda self, ep: fn.call(ep),
+        "__call__": lambda self, ep: _run_program_pass(fn, ep, observer, manager, index, name),
+    })
+    return cls()
+
+
+def _run_program_pass(fn, exported_program, observer, manager, index, name):
+    start = time.perf_counter()
+    res = fn(exported_program)
+    seconds = time.perf_counter() - start
+    observer.record(manager, index, name, res.exported_program.graph_module, seconds)
+    return res
+
+
+@contextlib.contextmanager
+def observe_lowering(snapshots: bool = True):
+    """Yield an `Observation` filled in while the block lowers a program."""
+    from executorch.backends.arm.tosa.backend import TOSABackend
+    from executorch.exir.pass_base import ExportedProgramPassBase
+    from executorch.exir.pass_manager import ExportedProgramPassManager
+    from torch.fx.passes.infra.pass_manager import PassManager
+
+    observer = _Observer(snapshots)
+    originals = {
+        (PassManager, "__call__"): PassManager.__dict__["__call__"],
+        (ExportedProgramPassManager, "__call__"): ExportedProgramPassManager.__dict__["__call__"],
+        (TOSABackend, "_preprocess"): TOSABackend.__dict__["_preprocess"],
+    }
+
+    def observed_manager(original):
+        def __call__(self, module, *args, **kwargs):
+            label = observer.manager_label(self)
+            graph_module = getattr(module, "graph_module", module)
+            observer.record(label, -1, "<input>", graph_module, 0.0)
+            wrapped = [
+                _wrap_program_pass(fn, observer, label, i) if isinstance(fn, ExportedProgramPassBase)
+                else _wrap_graph_pass(fn, observer, label, i)
+                for i, fn in enumerate(self.passes)
+            ]
+            saved, self.passes = self.passes, wrapped
+            try:
+                return original(self, module, *args, **kwargs)
+            finally:
+                self.passes = saved
+
+        return __call__
+
+    original_preprocess = originals[(TOSABackend, "_preprocess")].__func__
+
+    def observed_preprocess(edge_program, compile_spec):
+        outer = observer.phase
+        observer.phase = f"delegate{len(observer.observation.delegate_tosa)}"
+        try:
+            result = original_preprocess(edge_program, compile_spec)
+            observer.observation.delegate_tosa.append(bytes(result.processed_bytes))
+            final = observer.snapshot(edge_program.graph_module, full=True)
+            if final is not None:
+                observer.observation.delegate_final.append(final)
+            return result
+        finally:
+            observer.phase = outer
+
+    PassManager.__call__ = observed_manager(originals[(PassManager, "__call__")])
+    ExportedProgramPassManager.__call__ = observed_manager(originals[(ExportedProgramPassManager, "__call__")])
+    TOSABackend._preprocess = staticmethod(observed_preprocess)
+    try:
+        yield observer.observation
+    finally:
+        for (owner, attr), value in originals.items():
+            setattr(owner, attr, value)

@@ -1,0 +1,198 @@
+"""A graph as comparable, picklable records: what "identical" means for one graph.
+
+Every node becomes a `NodeRecord` of plain strings, so a snapshot taken in one process
+can be compared with one taken in another (the null check runs under another hash seed)
+and diffed readably. Which meta keys are compared, and how, is decided here and only here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+# ---------------------------------------------------------------------------------------
+# Meta policy. Every key present on a node is compared unless listed in IGNORED_META_KEYS.
+# Keys with a dedicated canonical form are listed in SPECIAL_META_KEYS; all others are
+# compared by `_canonical` (repr with memory addresses and graph ids normalised).
+# ---------------------------------------------------------------------------------------
+SPECIAL_META_KEYS: dict[str, str] = {
+    "val": "compared by its own check: tree structure, shape, dtype, stride, storage offset, "
+    "device, requires_grad, symbolic values (see describe_val)",
+    "tensor_meta": "compared like val (TensorMetadata fields)",
+    "from_node": "NodeSource chains compared via to_dict() with graph ids renumbered by first "
+    "appearance; per-pass snapshots keep the immediate sources only (the full chain grows by a "
+    "pass each pass, comparing it every pass would cost what fastpass saves), final snapshots "
+    "keep the full chain",
+    "stack_trace": "compared verbatim: ArmPass.call_operator(updated=True) appends the caller's "
+    "frame, so a hook that shifts frames is a real divergence",
+    "nn_module_stack": "compared by canonical repr (module paths and types)",
+    "source_fn_stack": "compared by canonical repr (addresses normalised)",
+}
+
+IGNORED_META_KEYS: dict[str, str] = {
+    "seq_nr": "autograd sequence number from a process-global counter: differs between the "
+    "first and second lowering in one process whatever the mode",
+}
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _canonical(value: Any) -> str:
+    return _ADDRESS.sub(" at 0x?", repr(value))
+
+
+def describe_val(value: Any) -> Any:
+    """Everything of a `val` that can influence later passes or the serialized graph."""
+    if isinstance(value, torch.Tensor):
+        return (
+            "T",
+            tuple(str(s) for s in value.shape),
+            str(value.dtype),
+            tuple(str(s) for s in value.stride()) if value.layout == torch.strided else None,
+            str(value.storage_offset()) if value.layout == torch.strided else None,
+            str(value.device),
+            bool(value.requires_grad),
+            str(value.layout),
+        )
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(describe_val(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((str(k), describe_val(v)) for k, v in value.items()))
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return ("sym", type(value).__name__, str(value))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ("py", type(value).__name__, repr(value))
+    return ("other", type(value).__name__, _canonical(value))
+
+
+class GraphIds:
+    """Renumbers `id(graph)` values by first appearance, so that provenance compares across runs."""
+
+    def __init__(self) -> None:
+        self._ids: dict[int, int] = {}
+
+    def __call__(self, graph_id: int) -> int:
+        if graph_id == -1:
+            return -1
+        return self._ids.setdefault(graph_id, len(self._ids))
+
+
+def describe_from_node(sources: Any, graph_ids: GraphIds, full: bool) -> Any:
+    if not isinstance(sources, list):
+        return ("other", _canonical(sources))
+
+    def one(src: Any) -> Any:
+        info = getattr(src, "node_info", None)
+        return (
+            getattr(src, "name", ""),
+            getattr(src, "target", ""),
+            graph_ids(getattr(src, "graph_id", -1)) if info is not None else -1,
+            getattr(src, "pass_name", ""),
+            "+".join(a.name.lower() for a in getattr(src, "action", [])),
+            tuple(one(s) for s in src.from_node) if full else len(src.from_node),
+        )
+
+    return tuple(one(s) for s in sources)
+
+
+def _describe_arg(arg: Any) -> str:
+    if isinstance(arg, Node):
+        return "%" + arg.name
+    if isinstance(arg, (list, tuple)):
+        inner = ", ".join(_describe_arg(a) for a in arg)
+        return f"[{inner}]" if isinstance(arg, list) else f"({inner}{',' if len(arg) == 1 else ''})"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k!r}: {_describe_arg(v)}" for k, v in arg.items()) + "}"
+    if isinstance(arg, torch.Tensor):
+        if arg.device.type == "meta" or type(arg) is not torch.Tensor:
+            return f"tensor{describe_val(arg)}"
+        digest = hashlib.blake2b(arg.detach().contiguous().cpu().numpy().tobytes(), digest_size=8)
+        return f"tensor{describe_val(arg)}#{digest.hexdigest()}"
+    if isinstance(arg, float):
+        return repr(arg)  # repr is exact for floats
+    return _canonical(arg)
+
+
+def _describe_target(node: Node) -> str:
+    target = node.target
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", "") or ""
+    return f"{module}.{getattr(target, '__qualname__', None) or getattr(target, '__name__', str(target))}:{target}"
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    name: str
+    op: str
+    target: str
+    args: str
+    kwargs: str
+    val: Any
+    meta: tuple[tuple[str, Any], ...]
+
+    def without_names(self, position: dict[str, int]) -> tuple:
+        """The node with every node name replaced by its position: 'identical up to names'."""
+
+        def rename(text: str) -> str:
+            return re.sub(r"%([A-Za-z0-9_]+)", lambda m: f"%{position.get(m.group(1), m.group(1))}", text)
+
+        return (self.op, self.target, rename(self.args), rename(self.kwargs))
+
+
+@dataclass(frozen=True)
+class GraphSnapshot:
+    nodes: tuple[NodeRecord, ...]
+    digest: str
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def _record(node: Node, graph_ids: GraphIds, full_provenance: bool) -> NodeRecord:
+    meta = []
+    for key in sorted(node.meta):
+        if key == "val" or key in IGNORED_META_KEYS:
+            continue
+        value = node.meta[key]
+        if key == "from_node":
+            meta.append((key, describe_from_node(value, graph_ids, full_provenance)))
+        elif key == "tensor_meta":
+            meta.append((key, _canonical(value)))
+        else:
+            meta.append((key, _canonical(value)))
+    return NodeRecord(
+        name=node.name,
+        op=node.op,
+        target=_describe_target(node),
+        args=_describe_arg(node.args),
+        kwargs=_describe_arg(node.kwargs),
+        val=describe_val(node.meta["val"]) if "val" in node.meta else ("absent",),
+        meta=tuple(meta),
+    )
+
+
+def take_snapshot(graph_module: GraphModule, graph_ids: GraphIds, full_provenance: bool = False) -> GraphSnapshot:
+    """Snapshot a graph module and its nested GraphModules (control-flow submodules)."""
+    records: list[NodeRecord] = []
+    for prefix, module in _graph_modules(graph_module):
+        for node in module.graph.nodes:
+            record = _record(node, graph_ids, full_provenance)
+            if prefix:
+                record = NodeRecord(f"{prefix}/{record.name}", *(getattr(record, f) for f in
+                                    ("op", "target", "args", "kwargs", "val", "meta")))
+            records.append(record)
+    digest = hashlib.blake2b(repr(records).encode(), digest_size=16).hexdigest()
+    return GraphSnapshot(tuple(records), digest)
+
+
+def _graph_modules(graph_module: GraphModule):
+    yield "", graph_module
+    for name, child in graph_module.named_modules():
+        if name and isinstance(child, GraphModule):
+            yield name, child
