@@ -31,7 +31,11 @@ def check_outcome(a: LoweringResult, b: LoweringResult) -> CheckResult:
     if first_line(a) == first_line(b):
         return CheckResult("outcome", True)
     describe = lambda r: f"{r.mode}: " + (first_line(r) or "ok")  # noqa: E731
-    where = next((s.label for s in (a.observation.steps if b.ok else b.observation.steps)[-1:]), None)
+    # Where the failing lowering stopped: the pass the other one ran next.
+    ok_run, failed_run = (a, b) if a.ok else (b, a)
+    stopped = len(failed_run.observation.steps)
+    steps = ok_run.observation.steps
+    where = steps[stopped].label if stopped < len(steps) else "after the last pass"
     return CheckResult("outcome", False, where, [describe(a), describe(b)])
 
 
@@ -51,7 +55,8 @@ def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResul
         for pair in snapshot_pairs(a, b):
             if pair.left is None or pair.right is None:
                 if pair.left is not pair.right:
-                    return CheckResult(name, False, pair.label, ["snapshot in one mode only"])
+                    return CheckResult(name, False, pair.label,
+                                       ["one lowering stopped before this point (see the outcome check)"])
                 continue
             if pair.left.digest == pair.right.digest:
                 continue

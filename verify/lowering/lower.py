@@ -70,6 +70,7 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
     start = time.perf_counter()
     try:
         with observe_lowering(snapshots=snapshots) as observation:
+            result.observation = observation  # kept when the lowering raises: it says how far it got
             with _mode_context(mode, features):
                 if mode == "fast":
                     import fastpass
@@ -81,7 +82,6 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
                 if stats_source is not None:
                     result.fastpass_stats = stats_source.stats()
         result.seconds = time.perf_counter() - start
-        result.observation = observation
         graph_module = edge.exported_program().graph_module
         if snapshots:
             result.final = take_snapshot(graph_module, GraphIds(), full_provenance=True)
@@ -93,9 +93,13 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
                                            tosa[index] if index < len(tosa) else None))
     except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
         result.seconds = time.perf_counter() - start
-        result.error_type = type(exc).__name__
-        result.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        result.error += "\n" + "".join(traceback.format_exc(limit=-8))
+        root = exc
+        while root.__cause__ is not None or root.__context__ is not None:
+            root = root.__cause__ or root.__context__
+        result.error_type = type(root).__name__
+        # First line: the root cause (pass managers wrap it in a generic "An error occurred").
+        result.error = "".join(traceback.format_exception_only(type(root), root)).strip().splitlines()[0]
+        result.error += "\n" + "".join(traceback.format_exception(exc, limit=-8))
         return result
     for payload in result.payloads:
         if reference_sets and payload.tosa is not None:

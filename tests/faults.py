@@ -1,0 +1,124 @@
+"""Faults the harness exists to catch, injected into one lowering so a test can assert the
+harness reports each, as divergent, at the pass where it was injected."""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+
+@contextlib.contextmanager
+def after_pass(pass_cls, mutate):
+    """Run `mutate(graph_module)` on what `pass_cls` returns: a bug in that pass."""
+    original = pass_cls.__dict__["call"]
+
+    def call(self, graph_module):
+        result = original(self, graph_module)
+        mutate(result.graph_module)
+        result.graph_module.recompile()
+        return result
+
+    pass_cls.call = call
+    try:
+        yield
+    finally:
+        pass_cls.call = original
+
+
+def first_call_function(graph_module, predicate=lambda n: True):
+    return next(n for n in graph_module.graph.nodes if n.op == "call_function" and predicate(n))
+
+
+def rename_node(graph_module) -> None:
+    node = first_call_function(graph_module, lambda n: "convolution" in str(n.target))
+    node._rename(node.name + "_renamed")
+
+
+def change_target(graph_module) -> None:
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    node = first_call_function(graph_module, lambda n: "aten.add.Tensor" in str(n.target) or "add.Tensor" in n.name
+                               or n.name.startswith("aten_add_tensor"))
+    node.target = exir_ops.edge.aten.sub.Tensor
+
+
+def stale_val(graph_module) -> None:
+    node = first_call_function(graph_module, lambda n: "view_copy" in str(n.target))
+    val = node.meta["val"]
+    node.meta["val"] = val.new_empty_strided(val.shape, tuple(reversed(val.stride())))
+
+
+def drop_meta_key(graph_module) -> None:
+    node = first_call_function(graph_module, lambda n: "stack_trace" in n.meta)
+    del node.meta["stack_trace"]
+
+
+@contextlib.contextmanager
+def flip_payload_byte():
+    """The backend's emitted bytes change, while the TOSA it compiled from does not."""
+    from executorch.backends.arm.tosa.backend import TOSABackend
+
+    original = TOSABackend.__dict__["preprocess"]
+
+    def preprocess(edge_program, compile_specs):
+        result = original.__func__(edge_program, compile_specs)
+        data = bytearray(result.processed_bytes)
+        data[len(data) // 2] ^= 0x01
+        result.processed_bytes = bytes(data)
+        return result
+
+    TOSABackend.preprocess = staticmethod(preprocess)
+    try:
+        yield
+    finally:
+        TOSABackend.preprocess = original
+
+
+@contextlib.contextmanager
+def change_reference_output():
+    """The reference model answers differently for the same bytes (a changed output)."""
+    import tosa_reference_model
+
+    original = tosa_reference_model.run
+
+    def run(*args, **kwargs):
+        outputs, status = original(*args, **kwargs)
+        outputs = [o.copy() for o in outputs]
+        outputs[0].flat[0] = outputs[0].flat[0] + 1
+        return outputs, status
+
+    tosa_reference_model.run = run
+    try:
+        yield
+    finally:
+        tosa_reference_model.run = original
+
+
+@contextlib.contextmanager
+def drop_pass(pass_cls):
+    """The pipeline loses a pass: the pass sequences part."""
+    from executorch.backends.arm._passes.arm_pass_manager import ArmPassManager
+
+    original = ArmPassManager.__dict__["add_pass"]
+    original_validate = ArmPassManager.__dict__["validate_constraints_mandatory"]
+
+    def add_pass(self, p):
+        if type(p) is not pass_cls:
+            original(self, p)
+
+    ArmPassManager.add_pass = add_pass
+    ArmPassManager.validate_constraints_mandatory = lambda self: None  # it would name the missing pass
+    try:
+        yield
+    finally:
+        ArmPassManager.add_pass = original
+        ArmPassManager.validate_constraints_mandatory = original_validate
+
+
+def raise_in(graph_module) -> None:
+    raise RuntimeError("injected failure")
+
+
+__all__ = ["after_pass", "change_reference_output", "change_target", "drop_meta_key", "drop_pass",
+           "flip_payload_byte", "raise_in", "rename_node", "stale_val", "torch"]
