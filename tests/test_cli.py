@@ -1,0 +1,91 @@
+"""`python -m verify` end to end: the command-line contract, the JSON report, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_verify(*args: str, tmp_path: Path) -> tuple[int, dict, str]:
+    report = tmp_path / "report.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "verify", "run", "--out", str(tmp_path / "out"),
+                           "--json", str(report), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    return proc.returncode, json.loads(report.read_text()) if report.exists() else {}, proc.stdout + proc.stderr
+
+
+def test_user_model_stock_vs_stock_is_identical(tmp_path):
+    code, report, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
+                                   "--targets", "tosa-int", "--second-mode", "full",
+                                   "--junit", str(tmp_path / "junit.xml"), tmp_path=tmp_path)
+    assert code == 0, out
+    (case,) = report["cases"]
+    assert case["verdict"] == "identical"
+    assert case["first_divergent_pass"] is None
+    assert set(case["checks"]) == {"outcome", "passes", "graph", "val", "meta", "payload", "tosa", "reference"}
+    assert all(case["checks"].values())
+    assert case["null_check"]["seeds"] == [0, 1]
+    assert "identical" in out
+    suite = ET.parse(tmp_path / "junit.xml").getroot()
+    assert suite.get("tests") == "1" and suite.get("failures") == "0"
+
+
+def test_divergence_is_reported_at_its_pass_with_exit_1(tmp_path):
+    code, report, out = run_verify("--models", "none", "--model", "tests/models/faulty.py:renamed_in_second_lowering",
+                                   "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1",
+                                   tmp_path=tmp_path)
+    assert code == 1
+    (case,) = report["cases"]
+    assert case["verdict"] == "divergent", out
+    assert "DecomposeLinearPass" in case["first_divergent_pass"]
+    assert case["checks"]["graph"] is False
+    assert "identical up to names: yes" in case["check_details"]["graph"]["details"]
+    assert Path(case["artifacts"], "pinned.fast.pkl").exists(), "a divergent case keeps its snapshots"
+
+
+def test_unstable_stock_is_nondeterministic_not_divergent(tmp_path):
+    code, report, _ = run_verify("--models", "none", "--model", "tests/models/faulty.py:renamed_at_random",
+                                 "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1",
+                                 tmp_path=tmp_path)
+    assert code == 1
+    assert report["cases"][0]["verdict"] == "nondeterministic"
+
+
+def test_bad_input_is_recorded_and_the_run_goes_on(tmp_path):
+    code, report, out = run_verify(
+        "--models", "none", "--model", "tests/models/tiny.py:broken", "--model", "tests/models/nowhere.py:make",
+        "--model", "tests/models/tiny.py:make", "--targets", "tosa-int,bogus", "--second-mode", "full",
+        "--null-seed", "-1", "--reference-sets", "1", tmp_path=tmp_path)
+    assert code == 1
+    verdicts = {(c["model"], c["target"]): (c["verdict"], c["error"]) for c in report["cases"]}
+    assert len(verdicts) == 6
+    assert verdicts[("tests/models/tiny.py:make", "tosa-int")][0] == "identical"
+    broken = verdicts[("tests/models/tiny.py:broken", "tosa-int")]
+    assert broken[0] == "error" and "broken on purpose" in broken[1]
+    assert "no such file" in verdicts[("tests/models/nowhere.py:make", "tosa-int")][1]
+    assert all(v[0] == "error" and "unknown target 'bogus'" in v[1] for (m, t), v in verdicts.items() if t == "bogus")
+
+
+def test_a_hanging_case_times_out(tmp_path):
+    code, report, _ = run_verify("--models", "none", "--model", "tests/models/faulty.py:sleeps",
+                                 "--targets", "tosa-int", "--null-seed", "-1", "--timeout", "20",
+                                 tmp_path=tmp_path)
+    assert code == 1
+    case = report["cases"][0]
+    assert case["verdict"] == "error" and "timed out" in case["error"]
+
+
+def test_unknown_feature_is_a_usage_error(tmp_path):
+    pytest.importorskip("fastpass")
+    code, _, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
+                              "--features", "skip,warp", tmp_path=tmp_path)
+    assert code != 0 and "unknown fastpass feature" in out
