@@ -1,0 +1,18 @@
+"""Hypothesis profiles, chosen by the FASTPASS_PROFILE environment variable.
+
+- `ci` (default): small and derandomized, so the default test command is repeatable;
+- `dev`: a few more examples, random, for local runs;
+- `fuzz`: long campaigns (`tox -e fuzz`), with the example database kept so that a
+  failure found once replays first next time.
+"""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+settings.register_profile("ci", max_examples=8, derandomize=True, print_blob=True, **_COMMON)
+settings.register_profile("dev", max_examples=25, print_blob=True, **_COMMON)
+settings.register_profile("fuzz", max_examples=400, print_blob=True, **_COMMON)
+settings.load_profile(os.environ.get("FASTPASS_PROFILE", "ci"))
