@@ -2,6 +2,7 @@
 
     python -m verify                      default job: built-in models × {tosa-int, ethos-u55}
     python -m verify run [options]        chosen models, targets, features
+    python -m verify bench [options]      interleaved stock/fastpass timing, identical output checked
 
 Exit status: 0 only if every case is `identical`; 1 if any is not; 2 for bad usage.
 """
@@ -26,6 +27,9 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", action="append", default=[], metavar="REF",
                    help="a user model: path/to/file.py:factory or package.module:factory returning "
                         "(nn.Module, example_inputs); repeatable")
+    p.add_argument("--random", type=int, default=0, metavar="N",
+                   help="also verify N random graphs drawn by generators.random")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random graph draw (with --random)")
     p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
                    help="comma-separated: tosa-int, tosa-fp, ethos-u55, ethos-u85 (default: %(default)s)")
     p.add_argument("--features", default="all",
@@ -59,11 +63,26 @@ def _features(text: str) -> tuple[str, ...]:
     return wanted
 
 
-def _cases(args) -> list:
+def _random_models(count: int, seed: int, folder: Path) -> list[str]:
+    """Draw `count` graphs reproducibly from `seed`; each is saved as JSON and named `graphspec:<file>`."""
+    from generators.random import draw_specs
+
+    folder.mkdir(parents=True, exist_ok=True)
+    refs = []
+    for spec in draw_specs(count, seed):
+        path = folder / f"graph-{spec.fingerprint()}.json"
+        path.write_text(spec.to_json(indent=1))
+        refs.append(f"graphspec:{path}")
+    return refs
+
+
+def _cases(args, out: Path) -> list:
     from verify.cases import Case, builtin_models
 
     models = builtin_models() if args.models == "all" else ([] if args.models == "none" else _csv(args.models))
     models += args.model
+    if args.random:
+        models += _random_models(args.random, args.seed, out / "random-graphs")
     if not models:
         raise SystemExit("verify: no models selected (--models none and no --model)")
     targets = _csv(args.targets)
@@ -94,8 +113,8 @@ def cmd_run(args) -> int:
     from verify.runner import RunOptions, run_case
 
     features = _features(args.features)
-    cases = _cases(args)
     out = args.out or Path("verify-out") / time.strftime("%Y%m%d-%H%M%S")
+    cases = _cases(args, out)
     options = RunOptions(features=features, hash_seed=args.hash_seed,
                          null_seed=None if args.null_seed < 0 else args.null_seed,
                          reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
@@ -129,6 +148,38 @@ def cmd_run(args) -> int:
     return 0 if all(r.verdict == "identical" for r in reports) else 1
 
 
+def cmd_bench(args) -> int:
+    import json
+
+    from verify.bench.plot import write_plot
+    from verify.bench.run import BenchError, BenchOptions, format_table, run_bench
+    from verify.lowering.targets import TARGETS
+
+    if args.target not in TARGETS:
+        raise SystemExit(f"verify bench: unknown target {args.target!r}; known: {', '.join(TARGETS)}")
+    if args.pairs < 1:
+        raise SystemExit("verify bench: --pairs must be at least 1")
+    options = BenchOptions(model=args.model, target=args.target, pairs=args.pairs,
+                           features=_features(args.features), hash_seed=args.hash_seed,
+                           ablation=args.ablation, timeout=args.timeout)
+    if args.work_dir:
+        options.work_dir = args.work_dir
+    print(f"verify bench: {args.model} on {args.target}, {args.pairs} pair(s), logs in {options.work_dir}",
+          file=sys.stderr, flush=True)
+    try:
+        result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
+    except BenchError as exc:
+        print(f"verify bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(result))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1))
+    if args.plot:
+        write_plot(result, args.plot)
+    return 0 if result["identical"] else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
@@ -136,7 +187,19 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="verify chosen models × targets")
     _add_run_arguments(run)
+    bench = sub.add_parser("bench", help="interleaved stock/fastpass benchmark, fresh process per lowering")
+    bench.add_argument("--model", default="sleepnet", help="built-in name or module:factory (default %(default)s)")
+    bench.add_argument("--target", default="ethos-u55", help="default %(default)s")
+    bench.add_argument("--pairs", type=int, default=3, help="interleaved (stock, fastpass) pairs (default 3)")
+    bench.add_argument("--features", default="all", help="'all' or a comma-separated subset")
+    bench.add_argument("--ablation", action="store_true",
+                       help="also one round of each feature alone and cumulatively")
+    bench.add_argument("--hash-seed", type=int, default=0)
+    bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
+    bench.add_argument("--json", type=Path, default=None)
+    bench.add_argument("--plot", type=Path, default=None, help="PNG of per-pass time and ablation")
+    bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
     if not argv:  # the default job
         argv = ["run"]
     args = parser.parse_args(argv)
-    return {"run": cmd_run}[args.command](args)
+    return {"run": cmd_run, "bench": cmd_bench}[args.command](args)

@@ -43,3 +43,16 @@ def sleeps():
 
     time.sleep(600)
     return make()
+
+
+def renamed_under_fastpass():
+    """Renames a node only while fastpass is enabled: a fast lowering that is not identical."""
+
+    def mutate(n, gm):
+        import fastpass
+
+        if fastpass.is_enabled():
+            faults.rename_node(gm)
+
+    _install(mutate)
+    return make()
