@@ -16,3 +16,15 @@ settings.register_profile("ci", max_examples=8, derandomize=True, print_blob=Tru
 settings.register_profile("dev", max_examples=25, print_blob=True, **_COMMON)
 settings.register_profile("fuzz", max_examples=400, print_blob=True, **_COMMON)
 settings.load_profile(os.environ.get("FASTPASS_PROFILE", "ci"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """After a fuzz run, the pass-coverage summary (see verify.fuzz.record_coverage)."""
+    folder = os.environ.get("FASTPASS_COVERAGE_DIR")
+    if folder and os.path.isdir(folder):
+        from pathlib import Path
+
+        from verify.fuzz import summarize_coverage
+
+        terminalreporter.write_sep("=", "fastpass pass coverage")
+        terminalreporter.write_line(summarize_coverage(Path(folder)))

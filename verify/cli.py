@@ -3,6 +3,8 @@
     python -m verify                      default job: built-in models × {tosa-int, ethos-u55}
     python -m verify run [options]        chosen models, targets, features
     python -m verify bench [options]      interleaved stock/fastpass timing, identical output checked
+    python -m verify gate [options]       prove targeted_ops annotations skip- and copy-sound
+    python -m verify infer module:Class   propose a pass's minimal copy-sound targeted_ops
 
 Exit status: 0 only if every case is `identical`; 1 if any is not; 2 for bad usage.
 """
@@ -65,11 +67,11 @@ def _features(text: str) -> tuple[str, ...]:
 
 def _random_models(count: int, seed: int, folder: Path) -> list[str]:
     """Draw `count` graphs reproducibly from `seed`; each is saved as JSON and named `graphspec:<file>`."""
-    from generators.random import draw_specs
+    from verify.fuzz import draw_graphs
 
     folder.mkdir(parents=True, exist_ok=True)
     refs = []
-    for spec in draw_specs(count, seed):
+    for spec in draw_graphs(count, seed):
         path = folder / f"graph-{spec.fingerprint()}.json"
         path.write_text(spec.to_json(indent=1))
         refs.append(f"graphspec:{path}")
@@ -187,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", help="verify chosen models × targets")
     _add_run_arguments(run)
+    run.set_defaults(handler=cmd_run)
     bench = sub.add_parser("bench", help="interleaved stock/fastpass benchmark, fresh process per lowering")
     bench.add_argument("--model", default="sleepnet", help="built-in name or module:factory (default %(default)s)")
     bench.add_argument("--target", default="ethos-u55", help="default %(default)s")
@@ -199,7 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--json", type=Path, default=None)
     bench.add_argument("--plot", type=Path, default=None, help="PNG of per-pass time and ablation")
     bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
+    bench.set_defaults(handler=cmd_bench)
+    from verify.gate.cli import add_parsers as add_gate_parsers
+
+    add_gate_parsers(sub)  # `gate` and `infer`
     if not argv:  # the default job
         argv = ["run"]
     args = parser.parse_args(argv)
-    return {"run": cmd_run, "bench": cmd_bench}[args.command](args)
+    return args.handler(args)

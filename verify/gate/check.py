@@ -1,0 +1,253 @@
+"""One gate example: a graph, a pass, a fastpass feature set -> does fastpass change anything?
+
+Two ways to run a pass:
+
+* **pipeline** (ARM passes the TOSA pipeline invokes): lower the graph stock, and again with
+  fastpass enabled for the pass under test only (every other annotation neutralised), then
+  compare the two lowerings with the harness (`verify.compare`: outcome, pass sequence,
+  per-pass graph/val/meta snapshots, payload, TOSA).
+* **direct** (any other pass, e.g. a user's own `module:Class`): export the graph to the edge
+  dialect, retrace it once with a plain `ExportPass` (that gives every node the creation
+  signature fastpass needs, exactly as an earlier pass of a pipeline would) and run the pass,
+  stock and with fastpass for that pass only; compare the resulting graph modules with the
+  harness snapshot checks (graph structure, vals, meta).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from verify.gate import passes as gp
+
+MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
+STAGES = ("edge-fp", "quantized")
+
+
+@dataclass
+class Outcome:
+    diverged: bool
+    checks: list[str] = field(default_factory=list)  # failing check names
+    detail: str = ""
+    where: str | None = None  # first divergent pass label (pipeline) or "pass output" (direct)
+    culprit: str | None = None  # class name of the first divergent pass (pipeline)
+    skipped: int = 0  # invocations of the pass fastpass skipped
+    copied: int = 0  # nodes fastpass copied inside the pass
+    vacuous: str = ""  # why the example could not test anything (export failed, ...)
+    stats: dict | None = None  # fastpass.stats() of the fast run
+
+
+class _Cache:
+    def __init__(self, size: int = 64) -> None:
+        self.size, self.data = size, {}
+
+    def get(self, key, make):
+        if key not in self.data:
+            if len(self.data) >= self.size:
+                self.data.pop(next(iter(self.data)))
+            self.data[key] = make()
+        return self.data[key]
+
+
+_PROGRAMS = _Cache()
+_STOCK = _Cache()
+_PIPELINE_NAMES: dict[str, set[str]] = {}
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence the warnings and prints a lowering makes (the gate prints its own progress)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+
+
+def target_for(stage: str):
+    from verify.lowering.targets import get_target
+
+    return get_target("tosa-int" if stage == "quantized" else "tosa-fp")
+
+
+def _program(spec, target):
+    from verify.lowering.quantize import export_program
+
+    def make():
+        module, inputs = spec.build()
+        return export_program(module, inputs, target)
+
+    return _PROGRAMS.get((spec.fingerprint(), target.name), make)
+
+
+def _stock(spec, target):
+    from verify.lowering.lower import lower
+
+    return _STOCK.get((spec.fingerprint(), target.name),
+                      lambda: lower(_program(spec, target), target, "full", reference_sets=0))
+
+
+def pipeline_pass_names(target) -> set[str]:
+    """Class names of the passes a stock lowering of a small graph invokes for `target`."""
+    if target.name not in _PIPELINE_NAMES:
+        import torch
+
+        from verify.lowering.lower import lower
+        from verify.lowering.quantize import export_program
+
+        class Small(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x) + x
+
+        with quiet():
+            program = export_program(Small().eval(), (torch.randn(1, 2, 4, 4),), target)
+            result = lower(program, target, "full", reference_sets=0)
+        names = {s.pass_name for s in result.observation.steps}
+        if result.fastpass_stats:
+            names |= {r["name"] for r in result.fastpass_stats.get("per_pass", [])}
+        _PIPELINE_NAMES[target.name] = names
+    return _PIPELINE_NAMES[target.name]
+
+
+def _pass_stats(stats: dict | None, name: str) -> tuple[int, int]:
+    skipped = copied = 0
+    for rec in (stats or {}).get("per_pass", []) or []:
+        if rec.get("name") == name:
+            skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
+            copied += int(rec.get("copied", 0))
+    return skipped, copied
+
+
+def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None) -> Outcome:
+    """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated."""
+    from verify.compare.checks import compare, first_divergent_pass
+    from verify.lowering.lower import lower
+
+    target = target_for(stage)
+    with quiet():
+        try:
+            program = _program(spec, target)
+        except Exception as exc:  # noqa: BLE001
+            return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
+        stock = _stock(spec, target)
+        with gp.only(keep if keep is not None else cls):
+            fast = lower(program, target, "fast", features=MODE_FEATURES[mode], reference_sets=0)
+    results = compare(stock, fast)
+    failing = [name for name, r in results.items() if not r.passed]
+    skipped, copied = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else (0, 0)
+    if not failing:
+        vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
+        return Outcome(False, skipped=skipped, copied=copied, vacuous=vac, stats=fast.fastpass_stats)
+    where = first_divergent_pass(stock, fast, results)
+    culprit = where.split(" ", 1)[1] if where and " " in where else None
+    lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
+    return Outcome(True, failing, "\n".join(lines), where, culprit, skipped, copied, stats=fast.fastpass_stats)
+
+
+# ---------------------------------------------------------------------------------------------
+# direct mode
+
+
+def edge_graph(spec, stage: str):
+    """An edge-dialect GraphModule of `spec` (FP, or quantized for `stage == "quantized"`)."""
+    import torch
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    module, inputs = spec.build()
+    if stage == "quantized":
+        program = _program(spec, target_for(stage))
+    else:
+        program = torch.export.export(module.eval(), inputs)
+    edge = to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False))
+    return edge.exported_program().graph_module
+
+
+def instantiate(cls: type, graph_module: Any = None) -> Any:
+    try:
+        return cls()
+    except TypeError:
+        pass
+    import inspect
+
+    params = [p for p in inspect.signature(cls.__init__).parameters.values() if p.name != "self"
+              and p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY)]
+    if len(params) == 1 and "tosa" in params[0].name.lower():
+        from executorch.backends.arm.tosa.specification import TosaSpecification
+
+        return cls(TosaSpecification.create_from_string("TOSA-1.0+FP"))
+    raise TypeError(f"cannot construct {cls.__name__} standalone (needs {', '.join(p.name for p in params)})")
+
+
+def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
+    """The pass's output graph module (stock if `features` is None)."""
+    import fastpass
+    from executorch.exir.pass_base import ExportPass
+
+    graph_module = edge_graph(spec, stage)
+    ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features)
+    with gp.only(cls), ctx:
+        if features is not None:
+            fastpass.reset_stats()
+        graph_module = ExportPass()(graph_module).graph_module
+        res = instantiate(cls)(graph_module)
+        out = res.graph_module if res is not None else graph_module
+        stats = fastpass.stats() if features is not None else None
+    return out, stats
+
+
+def _snapshot(graph_module):
+    from verify.lowering.snapshot import GraphIds, take_snapshot
+
+    return take_snapshot(graph_module, GraphIds(), full_provenance=True)
+
+
+def diff_snapshots(left, right) -> list[str]:
+    from verify.compare.graphs import structure_differences
+    from verify.compare.meta import meta_differences
+    from verify.compare.vals import val_differences
+
+    if left.digest == right.digest:
+        return []
+    out = []
+    for name, fn in (("graph", structure_differences), ("val", val_differences), ("meta", meta_differences)):
+        found = fn(left, right)
+        if found:
+            out.append((name, found))
+    return out
+
+
+def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
+    with quiet():
+        try:
+            edge_graph(spec, stage)
+        except Exception as exc:  # noqa: BLE001
+            return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
+        errors = []
+        outs = []
+        for features in (None, MODE_FEATURES[mode]):
+            try:
+                outs.append(run_direct(spec, cls, stage, features))
+                errors.append(None)
+            except Exception as exc:  # noqa: BLE001
+                outs.append((None, None))
+                errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
+    skipped, copied = _pass_stats(outs[1][1], cls.__name__)
+    if errors[0] or errors[1]:
+        if errors[0] == errors[1]:
+            return Outcome(False, skipped=skipped, copied=copied, vacuous=f"pass fails in both modes: {errors[0]}")
+        return Outcome(True, ["outcome"], f"outcome: stock: {errors[0] or 'ok'}; fast: {errors[1] or 'ok'}",
+                       "pass output", cls.__name__, skipped, copied)
+    found = diff_snapshots(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
+    if not found:
+        return Outcome(False, skipped=skipped, copied=copied)
+    detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found)
+    return Outcome(True, [n for n, _ in found], detail, "pass output", cls.__name__, skipped, copied)
+
+
+def example(spec, cls: type, mode: str, stage: str, how: str) -> Outcome:
+    if how == "pipeline":
+        return pipeline_example(spec, cls, mode, stage)
+    return direct_example(spec, cls, mode, stage)

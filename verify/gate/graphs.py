@@ -1,0 +1,46 @@
+"""Input graphs for the gate, biased per pass: graphs made only of vocabulary ops whose expected
+aten ops meet the pass's targeted ops (the pass acts: exercises copy), graphs with none of them
+(the pass should be a no-op: exercises skip), and unrestricted neighbours mixing both."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from verify.gate.passes import op_name
+
+
+def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
+    """(vocabulary ops expected to produce a targeted op, the others), within `universe`."""
+    from generators.random import ops_in_vocabulary
+
+    names = {op_name(o) for o in targeted_ops}
+    vocab = ops_in_vocabulary()
+    allowed = set(universe) if universe else None
+    hit, miss = [], []
+    for op, entry in vocab.items():
+        if allowed is not None and op not in allowed:
+            continue
+        expected = set(entry.aten) | set(entry.core_aten)
+        (hit if expected & names else miss).append(op)
+    return hit, miss
+
+
+def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None):
+    """Graphs for a pass: only targeted ops; none of them; and neighbours (the targeted ops mixed
+    with a few others). `ops` restricts the vocabulary."""
+    from hypothesis import strategies as st
+
+    from generators.random import graphs
+
+    hit, miss = vocabulary_split(targeted_ops, ops)
+    branches = []
+    if hit:
+        branches.append(graphs(1, max_ops, ops=hit))
+    if miss:
+        branches.append(graphs(1, max_ops, ops=miss))
+    if hit and miss:
+        branches.append(st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
+            lambda extra: graphs(1, max_ops, ops=hit + extra)))
+    if not branches:
+        branches.append(graphs(1, max_ops, ops=ops))
+    return st.one_of(*branches)

@@ -1,0 +1,264 @@
+"""Which passes the gate checks, and how one pass is isolated for a check.
+
+* `resolve(ref)`: `package.module:Class` or `path/to/file.py:Class` -> the class.
+* `annotated_passes()`: every ExportPass subclass that carries a skip- or copy-sound annotation
+  (fastpass registry entries + auto-discovered ARM passes).
+* `only(cls)`: a context in which every other pass's annotation is neutral (not skip-, not
+  copy-sound), so `fastpass.enabled(...)` changes the treatment of `cls` only.
+* `changed_since(rev)`: passes whose annotation changed since a git revision.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib
+import importlib.util
+import inspect
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+_LOADED_FILES: dict[str, Any] = {}
+ANNOTATIONS_DIR = "fastpass/annotations"
+
+
+class PassRefError(ValueError):
+    pass
+
+
+def qualname(cls: type) -> str:
+    from fastpass.annotations import qualname as q
+
+    return q(cls)
+
+
+def resolve(ref: str) -> type:
+    """`module:Class`, `path/file.py:Class` or a fully qualified `module.Class` name."""
+    if ":" in ref:
+        where, _, name = ref.rpartition(":")
+    else:
+        where, _, name = ref.rpartition(".")
+    if not where or not name:
+        raise PassRefError(f"bad pass reference {ref!r}: use module:Class or path/to/file.py:Class")
+    if where.endswith(".py") or "/" in where:
+        path = Path(where).resolve()
+        if not path.is_file():
+            raise PassRefError(f"no such file {where!r} (from pass reference {ref!r})")
+        module = _LOADED_FILES.get(str(path))
+        if module is None:
+            mod_name = "gate_user_" + re.sub(r"\W", "_", path.stem) + f"_{len(_LOADED_FILES)}"
+            spec = importlib.util.spec_from_file_location(mod_name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[mod_name] = module
+            spec.loader.exec_module(module)
+            _LOADED_FILES[str(path)] = module
+    else:
+        try:
+            module = importlib.import_module(where)
+        except ImportError as exc:
+            raise PassRefError(f"cannot import {where!r}: {exc}") from exc
+    obj = module
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise PassRefError(f"{where!r} has no attribute {name!r}")
+    if not isinstance(obj, type):
+        raise PassRefError(f"{ref!r} is not a class")
+    return obj
+
+
+def import_pass_modules() -> None:
+    """Import every ARM pass module (and the exir passes the registry names) so that
+    `ExportPass.__subclasses__()` sees them all."""
+    import executorch.backends.arm._passes as arm_passes
+
+    for info in pkgutil.iter_modules(arm_passes.__path__):
+        try:
+            importlib.import_module(f"{arm_passes.__name__}.{info.name}")
+        except Exception:  # noqa: BLE001 - optional debug modules need extra packages
+            pass
+    from fastpass.annotations import registered_names
+
+    for name in registered_names():
+        module = name.rsplit(".", 1)[0]
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def export_pass_classes() -> list[type]:
+    from executorch.exir.pass_base import ExportPass
+
+    seen, out, todo = set(), [], [ExportPass]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                out.append(sub)
+                todo.append(sub)
+    return out
+
+
+def _registry_class(name: str) -> type | None:
+    module, _, cls_name = name.rpartition(".")
+    try:
+        obj = importlib.import_module(module)
+    except Exception:  # noqa: BLE001
+        return None
+    return getattr(obj, cls_name, None)
+
+
+def annotated_passes() -> dict[str, type]:
+    """qualname -> class of every pass with a skip- or copy-sound annotation."""
+    from fastpass.annotations import lookup, registered_names
+
+    import_pass_modules()
+    out: dict[str, type] = {}
+    for name in registered_names():
+        cls = _registry_class(name)
+        if isinstance(cls, type):
+            out[name] = cls
+    for cls in export_pass_classes():
+        if inspect.isabstract(cls) or cls.__module__.startswith("gate_user_"):
+            continue
+        ann = lookup(cls)
+        if ann.skip_sound or ann.copy_sound:
+            out.setdefault(qualname(cls), cls)
+    return dict(sorted(out.items()))
+
+
+def ensure_annotation(cls: type) -> str:
+    """Give a user pass that declares `targeted_ops` (and optionally `skip_sound`/`copy_sound`
+    class attributes) an annotation, if fastpass does not know it yet. Returns its source."""
+    from fastpass.annotations import lookup, register
+
+    ann = lookup(cls)
+    if ann.skip_sound or ann.copy_sound:
+        return ann.source
+    ops = getattr(cls, "targeted_ops", None)
+    if ops is None:
+        return ann.source
+    if callable(ops) and not hasattr(ops, "__iter__"):
+        ops = ops()
+    register(cls, frozenset(ops), skip_sound=bool(getattr(cls, "skip_sound", True)),
+             copy_sound=bool(getattr(cls, "copy_sound", True)), why="verify gate: class attribute targeted_ops")
+    return "class attribute targeted_ops"
+
+
+@contextlib.contextmanager
+def only(keep: Iterable[type] | type | None) -> Iterator[None]:
+    """Neutralise the annotation of every known pass except `keep`; restore the registry after."""
+    from fastpass.annotations import arm_registry, register, unregister
+
+    keep_set = {keep} if isinstance(keep, type) else set(keep or ())
+    keep_names = {qualname(c) for c in keep_set}
+    saved = dict(arm_registry.REGISTRY)
+    try:
+        names = set(saved) | {qualname(c) for c in export_pass_classes()}
+        for name in names - keep_names:
+            register(name, (), skip_sound=False, copy_sound=False, why="verify gate: neutralised")
+        yield
+    finally:
+        arm_registry.REGISTRY.clear()
+        arm_registry.REGISTRY.update(saved)
+        unregister("verify.gate.<clear-lookup-cache>")
+
+
+def describe_annotation(cls: type) -> dict:
+    from fastpass.annotations import lookup
+
+    ann = lookup(cls)
+    return {"targeted_ops": sorted(op_name(o) for o in ann.targeted_ops), "skip_sound": ann.skip_sound,
+            "copy_sound": ann.copy_sound, "source": ann.source}
+
+
+def op_name(op: Any) -> str:
+    """`aten.add.Tensor` for aten and edge overloads alike; str(op) otherwise."""
+    import torch
+
+    try:
+        from executorch.exir.dialects.edge._ops import EdgeOpOverload
+
+        if isinstance(op, EdgeOpOverload):
+            op = op._op
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(op, torch._ops.OpOverload):
+        return str(op)  # aten.add.Tensor
+    return getattr(op, "__name__", None) or str(op)
+
+
+def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
+    """(qualnames whose registry entry changed, everything_changed).
+
+    Compares each file under fastpass/annotations at `rev` with the working tree. A changed
+    registry line names its pass; a change anywhere else (discovery, lookup) or a registry that
+    did not exist at `rev` affects every annotation."""
+    repo = repo or Path(__file__).resolve().parents[2]
+    folder = repo / ANNOTATIONS_DIR
+    check = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=repo,
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        raise PassRefError(f"unknown git revision {rev!r}: {check.stderr.strip()}")
+    names: set[str] = set()
+    everything = False
+    for path in sorted(folder.glob("*.py")):
+        rel = path.relative_to(repo).as_posix()
+        old = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=repo, capture_output=True, text=True)
+        new_text = path.read_text()
+        if old.returncode != 0:
+            if path.name == "arm_registry.py" or path.name != "__init__.py":
+                everything = True
+            continue
+        if old.stdout == new_text:
+            continue
+        if path.name != "arm_registry.py":
+            everything = True
+            continue
+        old_lines, new_lines = old.stdout.splitlines(), new_text.splitlines()
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            for lines, lo, hi in ((old_lines, i1, i2), (new_lines, j1, j2)):
+                for k in range(lo, hi):
+                    owner = _entry_of(lines, k)
+                    if owner is None:
+                        if lines[k].strip() and not lines[k].strip().startswith("#"):
+                            everything = True  # a helper or constant outside REGISTRY changed
+                    else:
+                        names.add(owner)
+                if hi == lo and lines is new_lines and j1 < len(new_lines):
+                    owner = _entry_of(new_lines, j1)
+                    if owner:
+                        names.add(owner)
+    return names, everything
+
+
+def _registry_names_in(line: str) -> set[str]:
+    out = set()
+    for m in re.finditer(r'_AP\s*\+\s*"([\w.]+)"', line):
+        out.add("executorch.backends.arm._passes." + m.group(1))
+    for m in re.finditer(r'"((?:executorch|[a-zA-Z_][\w]*)\.[\w.]+\.[A-Z]\w*)"', line):
+        out.add(m.group(1))
+    return out
+
+
+def _entry_of(lines: list[str], k: int) -> str | None:
+    """The registry entry that line `k` belongs to (None if it lies outside REGISTRY)."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("REGISTRY")), None)
+    if start is None or k <= start:
+        return None
+    for i in range(k, start, -1):
+        found = _registry_names_in(lines[i])
+        if found:
+            return sorted(found)[0]
+        if i < k and lines[i].rstrip().endswith("),") and lines[i].startswith("    ") and not lines[i].startswith("     "):
+            return None
+    return None
