@@ -1,0 +1,63 @@
+"""fastpass: faster ExecuTorch ARM/TOSA lowering, byte-identical to stock.
+
+Public API (stable; see README/docstrings of the private modules for the why):
+
+    FEATURES                      ("skip", "copy", "fakecache", "provenance")
+    enabled(features=None, allow_untested_versions=False)   context manager
+    enable(features=None, allow_untested_versions=False); disable(); is_enabled()
+    stats() -> dict; reset_stats()
+
+Enabling twice without disabling raises RuntimeError (no nesting/refcount:
+two callers asking for different feature sets could not both be honoured).
+The patches are process-global and the bookkeeping is not thread-safe: enable
+fastpass around lowerings that run on one thread.
+
+Features:
+    skip        don't run a skip-sound pass when none of its targeted ops is in
+                the graph *and* the graph is a retrace fixed point
+    copy        in copy-sound passes, emit untouched nodes without FakeTensor
+                dispatch (re-dispatch as soon as an input's metadata changed)
+    fakecache   let FakeTensor's dispatch cache serve executorch-namespace ops
+    provenance  share ``from_node`` NodeSource chains instead of deep-copying
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, Optional
+
+from . import _patches, _stats
+
+FEATURES = _patches.FEATURES
+
+
+def enable(features: Optional[Any] = None, allow_untested_versions: bool = False) -> None:
+    _patches.install(features, allow_untested_versions=allow_untested_versions)
+
+
+def disable() -> None:
+    _patches.restore()
+
+
+def is_enabled() -> bool:
+    return _patches.is_installed()
+
+
+@contextlib.contextmanager
+def enabled(features: Optional[Any] = None, allow_untested_versions: bool = False) -> Iterator[None]:
+    enable(features, allow_untested_versions=allow_untested_versions)
+    try:
+        yield
+    finally:
+        disable()
+
+
+def stats() -> Dict[str, Any]:
+    return _stats.snapshot()
+
+
+def reset_stats() -> None:
+    _stats.reset()
+
+
+__all__ = ["FEATURES", "enable", "disable", "enabled", "is_enabled", "stats", "reset_stats"]

@@ -1,0 +1,296 @@
+"""Emit cold nodes without FakeTensor dispatch, byte-identically.
+
+Why: in a retracing ExportPass every node goes through ``call_operator`` ->
+``_fx`` -> FakeTensor dispatch (~0.4 ms), although for a copy-sound pass the
+output of a node whose op is not targeted is, by definition, just the dispatch
+of that op.  If the node's creation signature (``_sig``) is still valid and
+its current inputs are metadata-identical to the inputs its ``val`` was
+computed from, dispatch would reproduce that ``val`` -- so we reuse it.
+
+The node itself is still built exactly like ``_ExportPassBase._fx`` builds it
+(``TracerBase.create_proxy`` = ``create_arg`` + ``tracer.create_node`` +
+``tracer.proxy``, with ``create_arg`` replaced by an equivalent converter for
+the plain argument shapes cold nodes have; same ``name`` derivation, same meta
+update order, same ``set_metadata`` result), so names, ``from_node``/
+``stack_trace``/``nn_module_stack`` and ``tensor_meta`` match the full path.  Anything unusual
+falls back to the stock path: no/invalid signature, an input whose metadata
+differs (an upstream targeted node changed shape/dtype/stride/...; this is the
+re-dispatch rule), symbolic shapes, FakeTensor constants, a different fake
+mode, aliasing ops whose inputs are not the very same objects, the two ops
+``ArmPass.call_operator`` special-cases, and nested submodules.
+
+This module also hosts the two small hooks both *copy* and *skip* need:
+``fx_with_signature`` (records creation signatures on every dispatched node)
+and ``call_submodule_tracking`` (top-level vs nested retrace depth).
+"""
+
+from __future__ import annotations
+
+import operator
+from time import perf_counter
+from typing import Any, Callable, Dict, Optional
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.utils import _pytree as pytree
+
+from . import _context, _sig
+
+ORIG: Dict[str, Callable[..., Any]] = {}
+
+_NEVER_COPY: Optional[frozenset] = None
+_ALIAS_CACHE: Dict[Any, bool] = {}
+
+
+def _never_copy() -> frozenset:
+    global _NEVER_COPY
+    if _NEVER_COPY is None:
+        from executorch.exir.dialects._ops import ops as exir_ops
+
+        # ArmPass.call_operator computes these vals without dispatch.
+        _NEVER_COPY = frozenset(
+            {exir_ops.edge.aten.bmm.default, exir_ops.edge.aten.leaky_relu.default}
+        )
+    return _NEVER_COPY
+
+
+def _alias_kind(target: Any) -> str:
+    """"" (no aliasing), "view" (outputs alias inputs) or "mutable" (writes an
+    input: dispatch has side effects on input FakeTensors -> never copy)."""
+    r = _ALIAS_CACHE.get(target)
+    if r is None:
+        try:
+            schema = target._schema
+            if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+                r = "mutable"
+            elif any(a.alias_info is not None for a in schema.returns) or any(
+                a.alias_info is not None for a in schema.arguments
+            ):
+                r = "view"
+            else:
+                r = ""
+        except Exception:
+            r = "mutable"
+        _ALIAS_CACHE[target] = r
+    return r
+
+
+def _plain_shape(xs: Any) -> bool:
+    return all(type(x) is int for x in xs)
+
+
+def _tensor_same_meta(a: Any, b: Any) -> bool:
+    if type(a) is not FakeTensor or type(b) is not FakeTensor:
+        return False
+    if a.constant is not None or b.constant is not None:
+        return False
+    sa, sb = a.shape, b.shape
+    if not (_plain_shape(sa) and _plain_shape(sb)):
+        return False
+    return (
+        tuple(sa) == tuple(sb)
+        and a.dtype == b.dtype
+        and a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+        and a.device == b.device
+        and a.requires_grad == b.requires_grad
+        and a.layout == b.layout
+        and a.fake_mode is b.fake_mode
+    )
+
+
+def _input_equivalent(new: Any, old: Any, need_identity: bool) -> bool:
+    if new is old:
+        return True
+    if need_identity:
+        return False
+    if isinstance(old, FakeTensor):
+        return _tensor_same_meta(new, old)
+    if type(new) in (int, float, bool) and type(new) is type(old):
+        return new == old
+    if isinstance(new, (list, tuple)) and isinstance(old, (list, tuple)):
+        return len(new) == len(old) and all(
+            _input_equivalent(x, y, need_identity) for x, y in zip(new, old)
+        )
+    return False
+
+
+def _val_copyable(val: Any, mode: Any) -> bool:
+    leaves = pytree.tree_leaves(val)
+    if not leaves:
+        return False
+    for x in leaves:
+        if type(x) is not FakeTensor or x.constant is not None or x.fake_mode is not mode:
+            return False
+        if not _plain_shape(x.shape):
+            return False
+    return True
+
+
+_FALLBACK = object()
+_LEAF_TYPES = frozenset(
+    {str, int, float, bool, complex, type(None), torch.dtype, torch.device,
+     torch.memory_format, torch.layout}
+)
+
+
+def _to_arg(a: Any, proxy_value_cls: type) -> Any:
+    """``tracer.create_arg(tree_map_only(ProxyValue, .proxy, a))`` for the
+    argument shapes cold nodes have; ``_FALLBACK`` for anything else (the
+    stock ``create_proxy`` then handles it)."""
+    t = type(a)
+    if t is proxy_value_cls:
+        p = a.proxy_or_node
+        if type(p) is not torch.fx.Proxy:
+            return _FALLBACK
+        return p.node
+    if t in _LEAF_TYPES:
+        return a
+    if t is tuple:
+        out = []
+        for x in a:
+            y = _to_arg(x, proxy_value_cls)
+            if y is _FALLBACK:
+                return _FALLBACK
+            out.append(y)
+        return tuple(out)
+    if t is list or t is torch.fx.immutable_collections.immutable_list:
+        out = []
+        for x in a:
+            y = _to_arg(x, proxy_value_cls)
+            if y is _FALLBACK:
+                return _FALLBACK
+            out.append(y)
+        return out
+    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
+        d = {}
+        for k, x in a.items():
+            if type(k) is not str:
+                return _FALLBACK
+            y = _to_arg(x, proxy_value_cls)
+            if y is _FALLBACK:
+                return _FALLBACK
+            d[k] = y
+        return d
+    return _FALLBACK
+
+
+def _try_copy(interp: Any, target: Any, args: Any, kwargs: Any) -> Any:
+    from executorch.exir.pass_base import ProxyValue
+
+    node = interp.node
+    sig = _sig.get_valid(node)
+    if sig is None:
+        return None
+    val, old_in = sig[0], sig[_sig.IN_DATA]
+    tracer = interp.callback.tracer
+    mode = tracer.fake_tensor_mode
+    if type(val) is FakeTensor:
+        if val.constant is not None or val.fake_mode is not mode or not _plain_shape(val.shape):
+            return None
+        single = True
+    else:
+        if not _val_copyable(val, mode):
+            return None
+        single = False
+    new_in = _sig.proxy_inputs(args, kwargs)
+    if len(new_in) != len(old_in):
+        return None
+    kind = _alias_kind(target)
+    if kind == "mutable":
+        return None
+    need_identity = kind == "view"
+    for a, b in zip(new_in, old_in):
+        if a is not b and not _input_equivalent(a, b, need_identity):
+            return None
+
+    # ---- exactly _ExportPassBase._fx (and TracerBase.create_proxy), minus the dispatch ----
+    name = None
+    if isinstance(target, torch._ops.OpOverload):
+        name = tracer.graph._target_to_str(target.overloadpacket.__name__)
+    args_ = _to_arg(args, ProxyValue)
+    kwargs_ = _to_arg(kwargs, ProxyValue) if args_ is not _FALLBACK else _FALLBACK
+    if args_ is _FALLBACK or kwargs_ is _FALLBACK or type(args_) is not tuple or type(kwargs_) is not dict:
+        args_proxy, kwargs_proxy = pytree.tree_map_only(
+            ProxyValue, lambda x: x.proxy, (args, kwargs)
+        )
+        res_proxy = tracer.create_proxy(
+            "call_function", target, args_proxy, kwargs_proxy, name=name
+        )
+    else:
+        res_proxy = tracer.proxy(
+            tracer.create_node("call_function", target, args_, kwargs_, name, None)
+        )
+    new_node = res_proxy.node
+    new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
+    if single:
+        # set_metadata(node, FakeTensor): val -> itself, tensor_meta -> None
+        new_node.meta["val"] = val
+        new_node.meta["tensor_meta"] = None
+    else:
+        tracer.set_metadata(new_node, val)
+    # ----
+    _sig.record(new_node, new_in)
+    return ProxyValue(val, res_proxy)
+
+
+_CANDIDATE: Dict[Any, bool] = {}
+
+
+def _copy_candidate(target: Any) -> bool:
+    r = _CANDIDATE.get(target)
+    if r is None:
+        from executorch.exir.dialects.edge._ops import EdgeOpOverload
+
+        r = target is not operator.getitem and target not in _never_copy() and (
+            isinstance(target, EdgeOpOverload)
+            or (
+                isinstance(target, torch._ops.OpOverload)
+                and getattr(target, "__module__", None) not in {"_operator", "builtins", "math"}
+            )
+        )
+        _CANDIDATE[target] = r
+    return r
+
+
+def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
+    """Replacement for ``ExportPass.ExportInterpreter.call_function``."""
+    ctx = _context.current()
+    if ctx is None or ctx.depth != 1 or self.callback is not ctx.pass_:
+        return ORIG["call_function"](self, target, args, kwargs)
+    start = perf_counter()
+    if ctx.copy_on and target not in ctx.ann.targeted_ops and _copy_candidate(target):
+        res = _try_copy(self, target, args, kwargs)
+        if res is not None:
+            ctx.rec.copied += 1
+            ctx.rec.copy_s += perf_counter() - start
+            return res
+    ctx.rec.dispatched += 1
+    try:
+        return ORIG["call_function"](self, target, args, kwargs)
+    finally:
+        ctx.rec.dispatch_s += perf_counter() - start
+
+
+def fx_with_signature(self, kind, target, args, kwargs, meta):  # noqa: ANN001
+    """Replacement for ``_ExportPassBase._fx``: stock, plus a creation signature."""
+    res = ORIG["_fx"](self, kind, target, args, kwargs, meta)
+    try:
+        node = res.node
+    except Exception:
+        return res
+    _sig.record(node, _sig.proxy_inputs(args, kwargs))
+    return res
+
+
+def call_submodule_tracking(self, graph_module, inputs):  # noqa: ANN001
+    """Replacement for ``ExportPass.call_submodule``: track nesting depth."""
+    ctx = _context.current()
+    mine = ctx is not None and ctx.pass_ is self
+    if mine:
+        ctx.depth += 1
+    try:
+        return ORIG["call_submodule"](self, graph_module, inputs)
+    finally:
+        if mine:
+            ctx.depth -= 1

@@ -1,0 +1,95 @@
+"""Pass-invocation hooks: skip decision, copy context and per-pass stats.
+
+Why here: every pass in ``to_edge_transform_and_lower`` and in the ARM
+pipelines is invoked through ``PassBase.__call__`` (exir/torch passes) or
+``ArmPass.__call__`` (ARM passes, which override it to add ``should_run_pass``
+and mutable-buffer handling).  Wrapping those two is the narrowest point that
+sees every pass call with the graph module.
+
+When a pass *runs*, the wrappers call the **original** ``__call__`` so the
+frames above ``call()`` are exactly stock: some passes record
+``traceback.format_stack()[-2]`` (the caller of ``call()``) into
+``meta["stack_trace"]`` (e.g. ``AtenToDialectPass``), so re-implementing
+``__call__`` would change node metadata.  Only a fastpass skip bypasses the
+original: then, like upstream's own skip, ``requires``/``should_run_pass``/
+``ensures`` are called and ``PassResult(graph_module, False)`` is returned
+without ever entering ``call()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict
+
+from torch.fx.passes.infra.pass_base import PassResult
+
+from . import _context, _skip, _stats
+from .annotations import NO_ANNOTATION, lookup
+
+ORIG: Dict[str, Callable[..., Any]] = {}
+
+
+def _name(p: Any) -> str:
+    return type(p).__name__
+
+
+def _is_export_pass(p: Any) -> bool:
+    from executorch.exir.pass_base import ExportPass
+
+    return isinstance(p, ExportPass)
+
+
+def _skip_reason(p: Any, gm: Any, ann: Any) -> str:
+    """Non-empty reason string if fastpass may skip this invocation."""
+    if "skip" not in _context.FEATURES:
+        return ""
+    if not ann.skip_sound or not ann.targeted_ops or not _is_export_pass(p):
+        return ""
+    if _skip.graph_has_targets(gm, ann.targeted_ops):
+        return ""
+    if not _skip.is_fixed_point(gm):
+        return ""
+    return "no-targeted-ops"
+
+
+def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
+    ann = lookup(p) if _is_export_pass(p) else NO_ANNOTATION
+    copy_on = "copy" in _context.FEATURES and ann.copy_sound
+    return _context.PassCtx(p, ann, copy_on, rec)
+
+
+def _invoke(self: Any, graph_module: Any, orig_key: str, upstream_check: bool) -> Any:
+    rec = _stats.new_pass(_name(self))
+    t0 = _stats.now()
+    _stats._DEPTH[0] += 1
+    try:
+        ctx = _make_ctx(self, rec)
+        # Upstream's own skip first (cheap, pure): then the original __call__
+        # takes upstream's skip path itself and we need no fixed-point check.
+        if upstream_check and not self.should_run_pass(graph_module):
+            rec.skipped, rec.skip_reason = True, "upstream-should_run_pass"
+        else:
+            reason = _skip_reason(self, graph_module, ctx.ann)
+            if reason:
+                self.requires(graph_module)
+                self.ensures(graph_module)
+                rec.skipped, rec.skip_reason = True, reason
+                return PassResult(graph_module, False)
+            rec.ran = True
+        _context.STACK.append(ctx)
+        try:
+            return ORIG[orig_key](self, graph_module)
+        finally:
+            _context.STACK.pop()
+    finally:
+        _stats._DEPTH[0] -= 1
+        rec.time_s = _stats.now() - t0
+
+
+def arm_pass_call(self, graph_module):  # noqa: ANN001
+    """Replacement for ``ArmPass.__call__``."""
+    return _invoke(self, graph_module, "ArmPass.__call__", True)
+
+
+def passbase_call(self, graph_module):  # noqa: ANN001
+    """Replacement for ``PassBase.__call__``."""
+    return _invoke(self, graph_module, "PassBase.__call__", False)

@@ -1,0 +1,120 @@
+"""Creation signatures: what a node's ``val`` was computed from.
+
+Why: both *skip* and *copy* must know that a node's ``meta["val"]`` is exactly
+what FakeTensor dispatch of ``(target, args)`` gives on specific input values.
+Every node built by ``_ExportPassBase._fx`` (i.e. by dispatch) or by the copy
+path gets a signature, kept in a module-level ``WeakKeyDictionary`` keyed by
+the ``fx.Node`` (never in ``meta`` nor on the node object, so graphs, metadata
+and pickles stay byte-identical; ``clear()`` on disable leaves no residue):
+
+    (val, target, args, kwargs, in_data)
+
+``val`` is the meta value set at creation, ``args``/``kwargs`` the node's own
+args then, ``in_data`` the flattened input values used for dispatch.  Any
+later surgery (replacing ``val``, rewiring args, inserting nodes) invalidates
+the signature, because all checks compare by identity.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Optional, Tuple
+
+import torch
+
+_SIGS: "weakref.WeakKeyDictionary[torch.fx.Node, Any]" = weakref.WeakKeyDictionary()
+
+Sig = Tuple[Any, Any, Any, Any, Tuple[Any, ...]]
+IN_DATA = 4
+
+
+def leaves_of_type(obj: Any, cls: type, out: list) -> list:
+    """Instances of ``cls`` inside list/tuple/dict containers, in pytree order.
+
+    (Cheaper than ``pytree.tree_leaves``; dicts are walked in insertion order
+    like pytree does.  Used identically for ProxyValues and Nodes so the two
+    sequences line up.)
+    """
+    if isinstance(obj, cls):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for x in obj:
+            leaves_of_type(x, cls, out)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            leaves_of_type(x, cls, out)
+    return out
+
+
+def proxy_inputs(args: Any, kwargs: Any) -> Tuple[Any, ...]:
+    from executorch.exir.pass_base import ProxyValue
+
+    found: list = []
+    leaves_of_type(args, ProxyValue, found)
+    leaves_of_type(kwargs, ProxyValue, found)
+    return tuple(x.data for x in found)
+
+
+def input_nodes(node: torch.fx.Node) -> list:
+    found: list = []
+    leaves_of_type(node.args, torch.fx.Node, found)
+    leaves_of_type(node.kwargs, torch.fx.Node, found)
+    return found
+
+
+def _weak(obj: Any) -> Any:
+    """``obj`` with every Node replaced by a weak reference.
+
+    Signatures must not hold Nodes strongly: a Node references its Graph, so
+    a strong reference in a (strongly held) dict value would keep every
+    intermediate graph alive for as long as fastpass is enabled.  Weak refs
+    compare equal iff they point to the same live Node (Node has identity
+    equality), which is exactly the identity check we need.
+    """
+    t = type(obj)
+    if t is torch.fx.Node:
+        return weakref.ref(obj)
+    if t is tuple:
+        return tuple(_weak(x) for x in obj)
+    if t is list or t is torch.fx.immutable_collections.immutable_list:
+        return [_weak(x) for x in obj]
+    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
+        return tuple((k, _weak(v)) for k, v in obj.items())
+    if isinstance(obj, torch.fx.Node):
+        return weakref.ref(obj)
+    if isinstance(obj, (list, tuple)):
+        return (t, tuple(_weak(x) for x in obj))
+    return obj
+
+
+def record(node: torch.fx.Node, in_data: Tuple[Any, ...]) -> None:
+    _SIGS[node] = (node.meta.get("val"), node.target, _weak(node.args), _weak(node.kwargs), in_data)
+
+
+def clear() -> None:
+    _SIGS.clear()
+
+
+def get_valid(node: torch.fx.Node) -> Optional[Sig]:
+    """The signature if it still describes the node, else None."""
+    sig = _SIGS.get(node)
+    if sig is None:
+        return None
+    val, target, args, kwargs, _ = sig
+    if node.meta.get("val", None) is not val or node.target is not target:
+        return None
+    try:
+        if _weak(node.args) != args or _weak(node.kwargs) != kwargs:
+            return None
+    except Exception:
+        return None
+    return sig
+
+
+def same_leaves(a: Any, b: Any) -> bool:
+    """Identity of values, looking through list/tuple containers."""
+    if a is b:
+        return True
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_leaves(x, y) for x, y in zip(a, b))
+    return False

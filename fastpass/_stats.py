@@ -1,0 +1,133 @@
+"""Per-pass-invocation counters collected while fastpass is enabled.
+
+Why a separate module: the hooks in ``_passcall``/``_copy``/``_fakecache`` only
+*report* events here, so the public ``fastpass.stats()`` is a plain snapshot of
+this module's state and never needs to know how a feature works.  Everything is
+kept JSON-serialisable (ints, floats, bools, strings).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class PassRecord:
+    name: str
+    ran: bool = False
+    skipped: bool = False
+    skip_reason: str = ""
+    copied: int = 0
+    dispatched: int = 0
+    time_s: float = 0.0
+    copy_s: float = 0.0  # time spent emitting copied nodes
+    dispatch_s: float = 0.0  # time spent on nodes that went the stock way (copy on)
+    depth: int = 0  # >0: invoked from inside another pass (time not double-counted)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "name": self.name,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "skip_reason": self.skip_reason,
+            "copied": self.copied,
+            "dispatched": self.dispatched,
+            "time_s": self.time_s,
+            "copy_s": self.copy_s,
+            "dispatch_s": self.dispatch_s,
+            "depth": self.depth,
+        }
+
+
+@dataclass
+class _State:
+    per_pass: List[PassRecord] = field(default_factory=list)
+    # FakeTensorMode class counters are global; we keep a baseline so stats
+    # only show what happened while fastpass was enabled.
+    fake_hits_base: Optional[int] = None
+    fake_misses_base: Optional[int] = None
+    fake_hits_acc: int = 0
+    fake_misses_acc: int = 0
+    ext_hits: int = 0
+    ext_misses: int = 0
+
+
+_S = _State()
+
+
+_DEPTH = [0]
+
+
+def new_pass(name: str) -> PassRecord:
+    rec = PassRecord(name, depth=_DEPTH[0])
+    _S.per_pass.append(rec)
+    return rec
+
+
+def now() -> float:
+    return time.perf_counter()
+
+
+def count_ext_hit() -> None:
+    _S.ext_hits += 1
+
+
+def count_ext_miss() -> None:
+    _S.ext_misses += 1
+
+
+def _fake_counters() -> tuple[int, int]:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode.cache_hits, FakeTensorMode.cache_misses
+
+
+def start_fake_window() -> None:
+    """Called on enable: start counting FakeTensor cache hits/misses."""
+    _S.fake_hits_base, _S.fake_misses_base = _fake_counters()
+
+
+def stop_fake_window() -> None:
+    """Called on disable: fold the window into the accumulated counters."""
+    if _S.fake_hits_base is None:
+        return
+    h, m = _fake_counters()
+    _S.fake_hits_acc += max(0, h - _S.fake_hits_base)
+    _S.fake_misses_acc += max(0, m - _S.fake_misses_base)
+    _S.fake_hits_base = _S.fake_misses_base = None
+
+
+def reset() -> None:
+    active = _S.fake_hits_base is not None
+    _S.per_pass.clear()
+    _S.fake_hits_acc = _S.fake_misses_acc = 0
+    _S.ext_hits = _S.ext_misses = 0
+    _S.fake_hits_base = _S.fake_misses_base = None
+    if active:
+        start_fake_window()
+
+
+def snapshot() -> Dict[str, Any]:
+    hits, misses = _S.fake_hits_acc, _S.fake_misses_acc
+    if _S.fake_hits_base is not None:
+        h, m = _fake_counters()
+        hits += max(0, h - _S.fake_hits_base)
+        misses += max(0, m - _S.fake_misses_base)
+    recs = _S.per_pass
+    return {
+        "passes_run": sum(1 for r in recs if r.ran),
+        "passes_skipped": sum(1 for r in recs if r.skipped),
+        "nodes_copied": sum(r.copied for r in recs),
+        "nodes_dispatched": sum(r.dispatched for r in recs),
+        "copy_seconds": sum(r.copy_s for r in recs),
+        "dispatch_seconds": sum(r.dispatch_s for r in recs),
+        "fakecache_hits": hits,
+        "fakecache_misses": misses,
+        # Hits/misses on executorch-namespace ops only (the extension's effect).
+        "fakecache_ext_hits": _S.ext_hits,
+        "fakecache_ext_misses": _S.ext_misses,
+        "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
+        "per_pass": [r.as_dict() for r in recs],
+    }

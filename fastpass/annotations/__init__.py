@@ -1,0 +1,26 @@
+"""Which ops a pass targets, and what that knowledge is sound for.
+
+Two separate facts are recorded per pass class (looked up by qualified name):
+
+* ``skip_sound``: if none of ``targeted_ops`` occurs in the graph (or nested
+  GraphModule submodules), running the pass is exactly a plain retrace by its
+  base class (no rewrite, no ``call()`` side effects, no state).
+* ``copy_sound``: when the pass runs, every node whose op is *not* targeted is
+  emitted by the base ``call_operator`` with its own args/meta, i.e. its output
+  is just the dispatch of its op.  The pass does not look at users or other
+  nodes to decide, keeps no cross-node state, and its ``call()`` (if any) does
+  not change the graph before/after the retrace in a way that makes the
+  recorded per-node values stale.
+
+``lookup(pass_or_cls)`` returns an :class:`Annotation`; sources, in priority
+order: the explicit registry (``arm_registry``), then auto-discovery from
+class attributes (``_discover``).  Upstream ``ArmOpTargetedPass.target_ops`` is
+only ever treated as skip-sound.
+"""
+
+from __future__ import annotations
+
+from ._model import Annotation, NO_ANNOTATION, qualname
+from ._lookup import lookup, register, registered_names, unregister
+
+__all__ = ["Annotation", "NO_ANNOTATION", "lookup", "qualname", "register", "registered_names", "unregister"]
