@@ -45,14 +45,14 @@ def sleeps():
     return make()
 
 
-def renamed_under_fastpass():
-    """Renames a node only while fastpass is enabled: a fast lowering that is not identical."""
+def changed_under_fastpass():
+    """Turns an add into a sub only while fastpass is enabled: different delegate bytes."""
 
     def mutate(n, gm):
         import fastpass
 
         if fastpass.is_enabled():
-            faults.rename_node(gm)
+            faults.change_target(gm)
 
     _install(mutate)
     return make()
