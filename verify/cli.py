@@ -93,26 +93,10 @@ def _cases(args, out: Path) -> list:
     return [Case(m, t) for m in models for t in targets]
 
 
-def _precheck(case):
-    """Cases that are wrong on their face get an error verdict without spending a worker."""
-    from verify.cases import builtin_models
-    from verify.lowering.targets import TARGETS
-    from verify.runner import CaseReport
-
-    if case.target not in TARGETS:
-        return CaseReport(case.model, case.target, "error",
-                          error=f"unknown target {case.target!r}; known targets: {', '.join(TARGETS)}")
-    if ":" not in case.model and case.model not in builtin_models():
-        return CaseReport(case.model, case.target, "error",
-                          error=f"unknown model {case.model!r}; built-in models: {', '.join(builtin_models())}; "
-                                "or pass file.py:factory / module:factory")
-    return None
-
-
 def cmd_run(args) -> int:
     from verify.report.files import write_json, write_junit
     from verify.report.table import progress, table
-    from verify.runner import RunOptions, run_case
+    from verify.runner import RunOptions, run_cases
 
     features = _features(args.features)
     out = args.out or Path("verify-out") / time.strftime("%Y%m%d-%H%M%S")
@@ -123,21 +107,15 @@ def cmd_run(args) -> int:
                          keep_all=args.keep_all, second_mode=args.second_mode)
     print(f"verify: {len(cases)} case(s), features {','.join(features) or 'all'}, hash seed {args.hash_seed}, "
           f"null seed {options.null_seed}, artifacts in {out}", file=sys.stderr, flush=True)
-    reports = []
     started = time.perf_counter()
-    for i, case in enumerate(cases, 1):
-        report = _precheck(case)
-        if report is None:
-            print(f"[{i}/{len(cases)}]", end=" ", file=sys.stderr)
-            progress("start", case, None)
-            try:
-                report = run_case(case, options)
-            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
-                from verify.runner import CaseReport
+    counter = iter(range(1, len(cases) + 1))
 
-                report = CaseReport(case.model, case.target, "error", error=f"harness error: {type(exc).__name__}: {exc}")
-        progress("done", case, report)
-        reports.append(report)
+    def show(event, case, report):
+        if event == "start":
+            print(f"[{next(counter)}/{len(cases)}]", end=" ", file=sys.stderr)
+        progress(event, case, report)
+
+    reports = run_cases(cases, options, progress=show)
     print(table(reports))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     run_info = {"features": list(features) or "all", "hash_seed": args.hash_seed, "null_seed": options.null_seed,

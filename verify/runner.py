@@ -168,15 +168,34 @@ def run_case(case: Case, options: RunOptions) -> CaseReport:
     return report
 
 
+def precheck(case: Case) -> CaseReport | None:
+    """A case that is wrong on its face gets an error verdict without spending a worker."""
+    from verify.cases import builtin_models
+    from verify.lowering.targets import TARGETS
+
+    if case.target not in TARGETS:
+        return CaseReport(case.model, case.target, "error",
+                          error=f"unknown target {case.target!r}; known targets: {', '.join(TARGETS)}")
+    if ":" not in case.model and case.model not in builtin_models():
+        return CaseReport(case.model, case.target, "error",
+                          error=f"unknown model {case.model!r}; built-in models: {', '.join(builtin_models())}; "
+                                "or pass file.py:factory / module:factory")
+    return None
+
+
 def run_cases(cases: list[Case], options: RunOptions,
               progress: Callable[[str, Case, CaseReport | None], None] = lambda *a: None) -> list[CaseReport]:
+    """Run every case; a broken case is recorded and the run goes on."""
     reports = []
     for case in cases:
-        progress("start", case, None)
-        try:
-            report = run_case(case, options)
-        except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
-            report = CaseReport(case.model, case.target, "error", error=f"harness error: {type(exc).__name__}: {exc}")
+        report = precheck(case)
+        if report is None:
+            progress("start", case, None)
+            try:
+                report = run_case(case, options)
+            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+                report = CaseReport(case.model, case.target, "error",
+                                    error=f"harness error: {type(exc).__name__}: {exc}")
         reports.append(report)
         progress("done", case, report)
     return reports
