@@ -15,6 +15,22 @@ from torch import nn
 ModelFactory = Callable[[], "tuple[nn.Module, tuple]"]
 
 
+SLEEPNET_CHANNELS = (1, 8, 16, 16, 24, 24, 32, 32, 32, 32)
+SLEEPNET_POOL_AFTER = (2, 4, 6, 8)
+
+
+def _sleepnet_blocks(length: int, conv, norm, pool) -> nn.Sequential:
+    """The 9 blocks: conv -> norm over [C, (1,) L] -> ReLU, a halving pool after blocks 2, 4, 6, 8."""
+    blocks = []
+    for i, (cin, cout) in enumerate(zip(SLEEPNET_CHANNELS, SLEEPNET_CHANNELS[1:]), start=1):
+        layers = [conv(cin, cout), norm(cout, length), nn.ReLU()]
+        if i in SLEEPNET_POOL_AFTER:
+            layers.append(pool())
+            length //= 2
+        blocks.append(nn.Sequential(*layers))
+    return nn.Sequential(*blocks)
+
+
 class SleepNetFeaturizer(nn.Module):
     """A small 1-D CNN feature extractor laid out as NCHW with H = 1 (see shared/BENCHMARK.md).
 
@@ -22,21 +38,14 @@ class SleepNetFeaturizer(nn.Module):
     2, 4, 6, 8 (L: 256 -> 16), then mean over (H, W) and Linear(32, 16). One U55 delegate.
     """
 
-    CHANNELS = (1, 8, 16, 16, 24, 24, 32, 32, 32, 32)
-    POOL_AFTER = (2, 4, 6, 8)
-
     def __init__(self, length: int = 256) -> None:
         super().__init__()
-        blocks = []
-        for i, (cin, cout) in enumerate(zip(self.CHANNELS, self.CHANNELS[1:]), start=1):
-            layers = [nn.Conv2d(cin, cout, kernel_size=(1, 5), padding=(0, 2)),
-                      nn.LayerNorm([cout, 1, length]), nn.ReLU()]
-            if i in self.POOL_AFTER:
-                layers.append(nn.AvgPool2d((1, 2)))
-                length //= 2
-            blocks.append(nn.Sequential(*layers))
-        self.blocks = nn.Sequential(*blocks)
-        self.head = nn.Linear(self.CHANNELS[-1], 16)
+        self.blocks = _sleepnet_blocks(
+            length,
+            conv=lambda cin, cout: nn.Conv2d(cin, cout, kernel_size=(1, 5), padding=(0, 2)),
+            norm=lambda c, n: nn.LayerNorm([c, 1, n]),
+            pool=lambda: nn.AvgPool2d((1, 2)))
+        self.head = nn.Linear(SLEEPNET_CHANNELS[-1], 16)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(x).mean(dim=(2, 3)))
@@ -45,20 +54,14 @@ class SleepNetFeaturizer(nn.Module):
 class SleepNetFeaturizer1d(nn.Module):
     """The Conv1d/MaxPool1d variant: the partitioner splits it into several delegates."""
 
-    CHANNELS = (1, 8, 16, 16, 24, 24, 32, 32, 32, 32)
-    POOL_AFTER = (2, 4, 6, 8)
-
     def __init__(self, length: int = 256) -> None:
         super().__init__()
-        blocks = []
-        for i, (cin, cout) in enumerate(zip(self.CHANNELS, self.CHANNELS[1:]), start=1):
-            layers = [nn.Conv1d(cin, cout, kernel_size=5, padding=2), nn.LayerNorm([cout, length]), nn.ReLU()]
-            if i in self.POOL_AFTER:
-                layers.append(nn.MaxPool1d(2))
-                length //= 2
-            blocks.append(nn.Sequential(*layers))
-        self.blocks = nn.Sequential(*blocks)
-        self.head = nn.Linear(self.CHANNELS[-1], 16)
+        self.blocks = _sleepnet_blocks(
+            length,
+            conv=lambda cin, cout: nn.Conv1d(cin, cout, kernel_size=5, padding=2),
+            norm=lambda c, n: nn.LayerNorm([c, n]),
+            pool=lambda: nn.MaxPool1d(2))
+        self.head = nn.Linear(SLEEPNET_CHANNELS[-1], 16)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(x).mean(dim=2))
