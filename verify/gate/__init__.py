@@ -1,1 +1,11 @@
-"""The annotation gate: prove `targeted_ops` annotations skip- and copy-sound, pass by pass."""
+"""The annotation gate: prove `targeted_ops` annotations skip- and copy-sound, pass by pass.
+
+    passes.py   which passes (annotated registry, module:Class / file.py:Class, --changed-since),
+                and `only(...)`: neutralise every other pass's annotation for a check
+    graphs.py   per-pass biased Hypothesis strategies over generators.random graphs
+    check.py    one example: pipeline (stock vs fastpass lowering, verify.compare) or direct
+                (the pass alone on an edge/ATen graph, harness snapshot checks)
+    run.py      Hypothesis drivers (per pass; whole registry), shrinking, reproducers, replay
+    infer.py    `infer`: the minimal copy-sound targeted_ops a pass actually needs
+    cli.py      `python -m verify gate` / `python -m verify infer`
+"""

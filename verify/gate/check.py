@@ -91,7 +91,8 @@ def _stock(spec, target):
 
 
 def pipeline_pass_names(target) -> set[str]:
-    """Class names of the passes a stock lowering of a small graph invokes for `target`."""
+    """Class names of the passes a lowering of a small graph invokes for `target` (pass managers'
+    steps, plus every pass call fastpass's hooks see: nested passes and exir passes too)."""
     if target.name not in _PIPELINE_NAMES:
         import torch
 
@@ -104,7 +105,8 @@ def pipeline_pass_names(target) -> set[str]:
 
         with quiet():
             program = export_program(Small().eval(), (torch.randn(1, 2, 4, 4),), target)
-            result = lower(program, target, "full", reference_sets=0)
+            with gp.only(None):  # fastpass on, every annotation neutral: stock behaviour, but stats
+                result = lower(program, target, "fast", features=("skip", "copy"), reference_sets=0)
         names = {s.pass_name for s in result.observation.steps}
         if result.fastpass_stats:
             names |= {r["name"] for r in result.fastpass_stats.get("per_pass", [])}
@@ -151,8 +153,16 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
 # direct mode
 
 
+_EDGE = _Cache(8)
+
+
 def edge_graph(spec, stage: str):
-    """An edge-dialect GraphModule of `spec` (FP, or quantized for `stage == "quantized"`)."""
+    """An edge-dialect GraphModule of `spec` (FP, or quantized for `stage == "quantized"`).
+    Cached: passes are run on a retrace of it (`run_direct`), never on it."""
+    return _EDGE.get((spec.fingerprint(), stage), lambda: _edge_graph(spec, stage))
+
+
+def _edge_graph(spec, stage: str):
     import torch
     from executorch.exir import EdgeCompileConfig, to_edge
 
@@ -181,12 +191,37 @@ def instantiate(cls: type, graph_module: Any = None) -> Any:
     raise TypeError(f"cannot construct {cls.__name__} standalone (needs {', '.join(p.name for p in params)})")
 
 
+def aten_level(cls: type) -> bool:
+    """True for passes whose targeted ops are all plain ATen overloads (the passes ARM's quantizer
+    runs in transform_for_annotation, before the edge dialect): run them on ATen graphs."""
+    import torch
+    from fastpass.annotations import lookup
+
+    ops = lookup(cls).targeted_ops or frozenset(getattr(cls, "target_ops", ()) or ())
+    return bool(ops) and all(type(o) is torch._ops.OpOverload for o in ops)
+
+
+_ATEN = _Cache(8)
+
+
+def aten_graph(spec, stage: str):
+    import torch
+
+    def make():
+        if stage == "quantized":
+            return _program(spec, target_for(stage)).graph_module
+        module, inputs = spec.build()
+        return torch.export.export(module.eval(), inputs).graph_module
+
+    return _ATEN.get((spec.fingerprint(), stage), make)
+
+
 def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
     """The pass's output graph module (stock if `features` is None)."""
     import fastpass
     from executorch.exir.pass_base import ExportPass
 
-    graph_module = edge_graph(spec, stage)
+    graph_module = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
     ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features)
     with gp.only(cls), ctx:
         if features is not None:
@@ -222,7 +257,7 @@ def diff_snapshots(left, right) -> list[str]:
 def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
     with quiet():
         try:
-            edge_graph(spec, stage)
+            aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
         except Exception as exc:  # noqa: BLE001
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         errors = []

@@ -39,8 +39,9 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if miss:
         branches.append(graphs(1, max_ops, ops=miss))
     if hit and miss:
-        branches.append(st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
-            lambda extra: graphs(1, max_ops, ops=hit + extra)))
+        mixed = st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
+            lambda extra: graphs(1, max_ops, ops=hit + extra))
+        branches += [mixed, mixed]  # the most informative for copy: weigh it double
     if not branches:
         branches.append(graphs(1, max_ops, ops=ops))
     return st.one_of(*branches)

@@ -51,7 +51,9 @@ class PassVerdict:
         return self.verdict in ("sound", "untested")
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["exercised"] = bool(self.skipped_invocations or self.copied_nodes)
+        return d
 
 
 class Divergence(Exception):
@@ -72,7 +74,7 @@ def _settings(examples: int, out: Path, seed: int):
 
 
 def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], examples: int, out: Path,
-                      seed: int = 0, shrink_seconds: float = 300.0, same_failure: Callable | None = None,
+                      seed: int | None = None, shrink_seconds: float = 300.0, same_failure: Callable | None = None,
                       on_example: Callable | None = None):
     """Run `body` on up to `examples` graphs; return (failing spec, Outcome) shrunk, or (None, None).
 
@@ -106,7 +108,8 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 
     wrapped = _settings(examples, out, seed)(given(strategy)(test))
     wrapped._hypothesis_internal_add_digest = key.encode()
-    wrapped = hypothesis.seed(seed)(wrapped)
+    if seed is not None:  # a fixed seed makes the run repeatable, but Hypothesis then skips the database
+        wrapped = hypothesis.seed(seed)(wrapped)
     try:
         wrapped()
     except Divergence as exc:
@@ -124,7 +127,7 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 
 
 def write_reproducer(out: Path, v: PassVerdict, verdict: str, mode: str, spec, outcome: check.Outcome,
-                     how: str, stage: str) -> Path:
+                     how: str, stage: str, exclude: list[str] | None = None) -> Path:
     folder = out / "reproducers"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{v.name}-{verdict}.py"
@@ -135,7 +138,9 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: str, mode: str, spec, o
         f"# Replay (exit 1 while the annotation is still unsound):\n"
         f"#   python -m verify gate --pass {v.ref} --stage {stage} --replay {path}\n"
         f"# gate-pass: {v.ref}\n# gate-mode: {mode}\n# gate-stage: {stage}\n# gate-how: {how}\n"
-        f"# first divergence: {outcome.where}\n# differences:\n{detail}\n"
+        + (f"# gate-scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})\n"
+           f"# gate-exclude: {','.join(exclude)}\n" if exclude is not None else "")
+        + f"# first divergence: {outcome.where}\n# differences:\n{detail}\n"
     )
     path.write_text(header + spec.to_python())
     return path
@@ -146,7 +151,9 @@ def parse_reproducer(path: Path) -> dict:
 
     info: dict[str, Any] = {}
     for line in path.read_text().splitlines():
-        for key in ("gate-pass", "gate-mode", "gate-stage", "gate-how"):
+        if line.startswith("# gate-scope: registry"):
+            info["registry"] = True
+        for key in ("gate-pass", "gate-mode", "gate-stage", "gate-how", "gate-exclude"):
             if line.startswith(f"# {key}: "):
                 info[key] = line.split(": ", 1)[1].strip()
         if line.startswith("# Spec (JSON): "):
@@ -175,7 +182,7 @@ def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
                        annotation=gp.describe_annotation(cls))
 
 
-def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int = 0,
+def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int | None = None,
               how: str | None = None, max_ops: int = 4, shrink_seconds: float = 300.0,
               ops: list[str] | None = None) -> PassVerdict:
     from fastpass.annotations import lookup
@@ -253,7 +260,13 @@ def replay(path: Path, ref: str | None, stage: str | None) -> int:
     stage = stage or info.get("gate-stage", "edge-fp")
     how = info.get("gate-how") or how_to_run(cls, stage)
     mode = info.get("gate-mode", "copy")
-    outcome = check.example(info["spec"], cls, mode, stage, how)
+    if info.get("registry"):
+        excluded = set(filter(None, info.get("gate-exclude", "").split(",")))
+        with check.quiet():
+            keep = [c for qn, c in gp.annotated_passes().items() if qn not in excluded]
+        outcome = check.pipeline_example(info["spec"], cls, mode, stage, keep=keep)
+    else:
+        outcome = check.example(info["spec"], cls, mode, stage, how)
     print(info["spec"].describe())
     if outcome.diverged:
         print(f"DIVERGES with fastpass '{mode}' ({how}, {stage}) at {outcome.where}:\n{outcome.detail}")
@@ -267,9 +280,9 @@ def replay(path: Path, ref: str | None, stage: str | None) -> int:
 # the whole registry
 
 
-def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int = 0,
+def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
                   max_ops: int = 4, shrink_seconds: float = 300.0, max_culprits: int = 10,
-                  direct_examples: int = 3) -> list[PassVerdict]:
+                  direct_examples: int = 3, ops: list[str] | None = None) -> list[PassVerdict]:
     from fastpass.annotations import lookup
 
     verdicts = {qn: make_verdict(cls) for qn, cls in classes.items()}
@@ -287,6 +300,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
              f"{examples} graph(s)")
         stage_start = time.perf_counter()
         done = 0
+        excluded: set[str] = {qn for qn in classes if verdicts[qn].verdict != "sound"}
         for _round in range(max_culprits + 1):
             if not active:
                 break
@@ -294,7 +308,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
             from hypothesis import strategies as st
 
             strategy = st.sampled_from(names).flatmap(
-                lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops))
+                lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops))
             keep = [classes[qn] for qn in names]
             counter = {"n": 0}
 
@@ -320,7 +334,8 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
 
             same = lambda o, first: o.culprit == first.culprit  # noqa: E731
             remaining = max(1, examples - done)
-            spec, outcome = hypothesis_search(f"gate-registry:{stage}", strategy, body, remaining, out, seed + _round,
+            spec, outcome = hypothesis_search(f"gate-registry:{stage}", strategy, body, remaining, out,
+                                              None if seed is None else seed + _round,
                                               shrink_seconds, same_failure=same, on_example=on_example)
             done += counter["n"]
             for qn in active:
@@ -338,8 +353,9 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                 break
             qn = culprits[0]
             v = verdicts[qn]
-            classify(v, classes[qn], spec, outcome, stage, out)
+            classify(v, classes[qn], spec, outcome, stage, out, keep, sorted(excluded))
             active.discard(qn)
+            excluded.add(qn)
             if done >= examples:
                 break
         _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s")
@@ -350,8 +366,11 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     for qn, cls in classes.items():
         if qn in tested:
             continue
+        if direct_examples <= 0:
+            verdicts[qn].verdict, verdicts[qn].reason = "untested", "not invoked by the pipelines (direct runs disabled)"
+            continue
         v = gate_pass(cls, None, direct_examples, stages[0], out, seed, how="direct", max_ops=max_ops,
-                      shrink_seconds=shrink_seconds)
+                      shrink_seconds=shrink_seconds, ops=ops)
         if v.verdict == "error" and "vacuous" in v.reason:
             v.verdict = "untested"
             v.reason = ("not invoked by the " + "/".join(check.target_for(s).name for s in stages)
@@ -360,8 +379,10 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     return list(verdicts.values())
 
 
-def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str, out: Path) -> None:
-    """Re-run the shrunk graph with fastpass for this pass alone, skip only and copy only."""
+def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str, out: Path, keep: list,
+             exclude: list[str]) -> None:
+    """Re-run the shrunk graph with the same annotated passes, skip only and copy only; a feature
+    is blamed if the first divergence is still this pass."""
     from fastpass.annotations import lookup
 
     ann = lookup(cls)
@@ -370,11 +391,11 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
     for mode, on in (("skip", ann.skip_sound and ann.targeted_ops), ("copy", ann.copy_sound)):
         if not on:
             continue
-        o = check.pipeline_example(spec, cls, mode, stage)
+        o = check.pipeline_example(spec, cls, mode, stage, keep=keep)
         v.modes[mode] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
-        if o.diverged:
+        if o.diverged and o.culprit == cls.__name__:
             verdict = f"unsound-{mode}"
-            v.reproducers[verdict] = str(write_reproducer(out, v, verdict, mode, spec, o, "pipeline", stage))
+            v.reproducers[verdict] = str(write_reproducer(out, v, verdict, mode, spec, o, "pipeline", stage, exclude))
             found.append((verdict, o))
     if found:
         v.verdict = found[0][0]
@@ -383,5 +404,6 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         v.verdict = "error"
         v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
                     f"(skip+copy): {outcome.detail.splitlines()[0]}")
-        v.reproducers["error"] = str(write_reproducer(out, v, "error", "both", spec, outcome, "pipeline", stage))
+        v.reproducers["error"] = str(write_reproducer(out, v, "error", "both", spec, outcome, "pipeline", stage,
+                                                      exclude))
     _log(f"gate: {v.name}: {v.verdict}; graph of {len(spec)} op(s); {v.reason[:200]}")

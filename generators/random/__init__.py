@@ -1,0 +1,26 @@
+"""Random, valid-by-construction, shrinkable graphs for differential testing of ARM lowering.
+
+Public surface::
+
+    GraphSpec, OpRecord             # frozen JSON-able DAG description; .build(), .to_python()
+    graphs(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> GraphSpec
+    models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
+    ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
+    check_buildable(spec, ...)      # export/quantize/lower, raising GeneratorBug
+    GeneratorBug
+"""
+
+from ._check import check_buildable
+from ._spec import GraphSpec, OpRecord
+from ._strategy import GeneratorBug, graphs, interpret, models, ops_in_vocabulary
+
+__all__ = [
+    "GeneratorBug",
+    "GraphSpec",
+    "OpRecord",
+    "check_buildable",
+    "graphs",
+    "interpret",
+    "models",
+    "ops_in_vocabulary",
+]

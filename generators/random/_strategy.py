@@ -1,0 +1,156 @@
+"""Hypothesis strategies producing GraphSpecs that are valid by construction.
+
+A graph is drawn as a list of independent *genes* ``(op_name, sel, par)`` (two integers);
+genes are then *interpreted* in order against the growing pool of values:
+selectors pick inputs (index modulo the number of compatible values, most recent first) and
+raw params pick options (index modulo the number of options, simplest first).  Since every
+gene is valid against every pool, Hypothesis can delete any gene or shrink any integer
+toward 0 and still get a valid graph: shrinking ends in few ops with simple params, and
+nothing is ever filtered (no ``assume``).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from . import _ops
+from ._spec import GraphSpec, OpRecord
+
+# Raw gene integers.  A uniformly random integer below 2**32 decodes (mixed radix) to roughly
+# uniform choices for every op's params; Hypothesis shrinks each toward 0 = simplest choices.
+_SEL = st.integers(0, 2**16 - 1)
+_PAR = st.integers(0, 2**32 - 1)
+
+
+class GeneratorBug(Exception):
+    """A drawn GraphSpec failed to build/export/quantize/lower: a bug in the generator."""
+
+    def __init__(self, message, spec=None):
+        self.spec = spec
+        if spec is not None:
+            message = f"{message}\n{spec.describe()}\nreplay: GraphSpec.from_json({spec.to_json()!r})"
+        super().__init__(message)
+
+
+def ops_in_vocabulary() -> dict:
+    """Map op name -> ``VocabEntry(aten, core_aten)`` (best effort, names ``aten.<op>.<overload>``).
+
+    ``aten``: ops expected in ``torch.export.export`` output (hand-written hints plus ops measured
+    on single-op graphs); ``core_aten``: the same graphs after ``run_decompositions()``.  Edge
+    dialect ops carry the same names (``exir_ops.edge.aten.<op>.<overload>``).
+    """
+    return _ops.vocabulary()
+
+
+@st.composite
+def _input_shapes(draw, max_inputs=2):
+    """x0 = [1, C, H, W] (C<=8, even H<=12, 2<=W<=12); optionally x1, broadcastable or unrelated.
+
+    Plain integer draws only (no flatmap/one_of): keeps Hypothesis's invalid-draw rate low and
+    shrinks to ``x0 = [1, 1, 2, 2]`` with no x1.
+    """
+    c = draw(st.integers(1, 8))
+    h = 2 * draw(st.integers(1, 6))
+    w = draw(st.integers(2, 12))
+    x0 = (1, c, h, w)
+    # Fixed draw structure (everything drawn, used or not) keeps mutation/replay from overrunning.
+    form = draw(st.integers(0, 5))
+    a, b, d = draw(st.integers(1, 8)), draw(st.integers(1, 8)), draw(st.integers(1, 4))
+    if form == 0 or max_inputs == 1:
+        return (x0,)
+    if form == 1:
+        return (x0, x0)
+    if form == 2:
+        return (x0, (1, c, 1, 1))
+    if form == 3:
+        return (x0, (w,))
+    if form == 4:
+        return (x0, (a, b))
+    return (x0, (d, a, b))
+
+
+def interpret(input_shapes, genes, seed=0) -> GraphSpec:
+    """Turn genes ``[(op_name, sel, par), ...]`` (sel, par: ints >= 0) into a GraphSpec.
+
+    Deterministic; valid for any genes over vocabulary ops (``sel`` picks inputs among
+    compatible values, most recent first; ``par`` picks params, simplest first).
+    """
+    pool = [tuple(s) for s in input_shapes]
+    tainted = [False] * len(pool)  # see _ops.TAINT_SOURCES: works around a stock ARM crash
+    n_in = len(pool)
+    consumed = set()
+    records = []
+    for name, sel, par in genes:
+        d = _ops.REGISTRY[name]
+        avoid_direct = _ops.AVOID_DIRECT_PRODUCERS.get(name, ())
+        cands = [i for i in reversed(range(len(pool)))
+                 if d.accepts(pool[i]) and not (tainted[i] and d.avoids_table_taint)
+                 and not (i >= n_in and records[i - n_in].op in avoid_direct)]
+        if not cands:  # unreachable if every op accepts x0 (tested); keep a loud failure
+            raise GeneratorBug(f"op {name!r} accepts no value in pool {pool}")
+        primary = cands[sel % len(cands)]
+        excluded = frozenset(i for i, t in enumerate(tainted) if t) if d.avoids_table_taint else frozenset()
+        ctx = _ops._Ctx(pool, primary, sel // len(cands), par, excluded)
+        params, partners, out = d.instantiate(ctx)
+        out = tuple(out)
+        if not _ops._fits(out):
+            raise GeneratorBug(f"op {name!r} on {pool[primary]} produced out-of-bounds shape {out} ({params})")
+        inputs = [primary] + list(partners)
+        consumed.update(inputs)
+        records.append(OpRecord.make(name, inputs, params, out))
+        pool.append(out)
+        tainted.append(name in _ops.TAINT_SOURCES
+                       or (name not in _ops.TAINT_CLEARERS and any(tainted[i] for i in inputs)))
+    outputs = tuple(i for i in range(n_in, len(pool)) if i not in consumed)
+    spec = GraphSpec(tuple(tuple(s) for s in input_shapes), tuple(records), outputs, seed)
+    spec.validate()
+    return spec
+
+
+def _check_ops(ops):
+    if ops is None:
+        return [o for o in _ops.REGISTRY if o not in _ops.QUARANTINED]
+    ops = list(ops)
+    unknown = [o for o in ops if o not in _ops.REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown ops {unknown}; see ops_in_vocabulary()")
+    if not ops:
+        raise ValueError("ops must be non-empty")
+    # keep vocabulary order so shrinking always heads to the same (simplest) op first
+    return [o for o in _ops.REGISTRY if o in ops]
+
+
+def graphs(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
+    """Strategy for GraphSpecs with ``min_ops..max_ops`` ops drawn from ``ops`` (default: all).
+
+    Graph inputs: ``x0`` is ``[1, C, H, W]`` (C<=8, even H<=12, W<=12); with ``max_inputs=2``
+    an optional ``x1`` is broadcast-compatible with x0 or unrelated.  Outputs are all op values
+    no other op consumes.
+    """
+    if not (0 <= min_ops <= max_ops):
+        raise ValueError(f"need 0 <= min_ops <= max_ops, got {min_ops}, {max_ops}")
+    if max_ops < 1:
+        raise ValueError("max_ops must be >= 1")
+    min_ops = max(min_ops, 1)
+    if max_inputs not in (1, 2):
+        raise ValueError("max_inputs must be 1 or 2")
+    names = _check_ops(ops)
+    gene = st.tuples(st.sampled_from(names), _SEL, _PAR)
+    shapes = _input_shapes(max_inputs)
+
+    @st.composite
+    def _graphs(draw):
+        ins = draw(shapes)
+        # Draw the op count first (uniform, so big graphs are common) and then that many
+        # independent genes; shrinking lowers the count and simplifies genes.
+        n = draw(st.integers(min_ops, max_ops))
+        genes = [draw(gene) for _ in range(n)]
+        seed = draw(st.integers(0, 2**16 - 1))
+        return interpret(ins, genes, seed)
+
+    return _graphs()
+
+
+def models(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
+    """Strategy for ``(torch.nn.Module, example_inputs)`` built from ``graphs(...)``."""
+    return graphs(min_ops, max_ops, ops, max_inputs).map(lambda spec: spec.build())

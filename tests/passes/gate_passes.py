@@ -1,0 +1,113 @@
+"""Test passes for the annotation gate (tests/test_gate.py): deliberately wrong ones the gate
+must reject, and sound ones it must accept. Each declares `targeted_ops` (and optionally
+`skip_sound`/`copy_sound`), which `verify gate` turns into a fastpass annotation."""
+
+import torch
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch.exir.pass_base import ExportPass, PassResult
+
+RELU = exir_ops.edge.aten.relu.default
+NEG = exir_ops.edge.aten.neg.default
+ADD = exir_ops.edge.aten.add.Tensor
+SIGMOID = exir_ops.edge.aten.sigmoid.default
+CLONE = exir_ops.edge.aten.clone.default
+TO_COPY = exir_ops.edge.aten._to_copy.default
+
+
+class UndeclaredRewritePass(ExportPass):
+    """(a) unsound-copy: declares relu but also rewrites neg (neg(x) -> neg(neg(neg(x))))."""
+
+    targeted_ops = (RELU,)
+    skip_sound = False  # the gate must blame copy, so only copy is claimed
+    copy_sound = True
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == RELU:
+            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
+        if op == NEG:
+            x = super().call_operator(NEG, args, kwargs, meta)
+            x = super().call_operator(NEG, (x,), {}, meta)
+            return super().call_operator(NEG, (x,), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+class ActsWithoutTargetsPass(ExportPass):
+    """(b) unsound-skip: declares relu, but when no relu is present it inserts a clone after the
+    first graph input (in call(), before the retrace, so copy is fine)."""
+
+    targeted_ops = (RELU,)
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == RELU:
+            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+    def call(self, graph_module):
+        graph = graph_module.graph
+        if not graph.find_nodes(op="call_function", target=RELU):
+            first = next(n for n in graph.nodes if n.op == "placeholder" and "val" in n.meta)
+            users = list(first.users)
+            if users:
+                with graph.inserting_after(first):
+                    clone = graph.call_function(CLONE, (first,))
+                clone.meta["val"] = first.meta["val"].clone()
+                for user in users:
+                    user.replace_input_with(first, clone)
+                graph_module.recompile()
+        return super().call(graph_module)
+
+
+class CountingStatePass(ExportPass):
+    """(c) unsound-copy: counts every node its call_operator sees and rewrites relu differently
+    once it has seen more than two nodes; with copy on, cold nodes never reach call_operator."""
+
+    targeted_ops = (RELU,)
+
+    def call(self, graph_module):
+        self.seen = 0
+        return super().call(graph_module)
+
+    def call_operator(self, op, args, kwargs, meta):
+        self.seen += 1
+        if op == RELU:
+            if self.seen > 2:
+                return super().call_operator(exir_ops.edge.aten.hardtanh.default, (args[0], 0.0, 6.0), {}, meta)
+            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+class ChangeDtypePass(ExportPass):
+    """(d) sound: relu(x) -> relu(x).to(float64); downstream nodes see a float64 input, so with
+    copy on they must be re-dispatched (fastpass's input-metadata rule), not copied."""
+
+    targeted_ops = (RELU,)
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == RELU:
+            out = super().call_operator(op, args, kwargs, meta)
+            return super().call_operator(TO_COPY, (out,), {"dtype": torch.float64}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+class InsertBeforeRetracePass(ExportPass):
+    """(e) sound: overrides call(), inserting a clone in front of every sigmoid before delegating
+    to super().call() (which retraces); call_operator rewrites sigmoid only."""
+
+    targeted_ops = (SIGMOID,)
+
+    def call(self, graph_module):
+        graph = graph_module.graph
+        for node in list(graph.find_nodes(op="call_function", target=SIGMOID)):
+            src = node.args[0]
+            with graph.inserting_before(node):
+                clone = graph.call_function(CLONE, (src,))
+            clone.meta["val"] = src.meta["val"].clone()
+            node.replace_input_with(src, clone)
+        graph_module.recompile()
+        return super().call(graph_module)
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == SIGMOID:
+            x = super().call_operator(op, args, kwargs, meta)
+            return super().call_operator(exir_ops.edge.aten.mul.Tensor, (x, x), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)

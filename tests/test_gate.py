@@ -1,0 +1,178 @@
+"""The annotation gate (`python -m verify gate` / `infer`): deliberately wrong passes are rejected
+with the right verdict and a reproducer that exists, runs and replays; sound passes are accepted;
+`infer` finds the hand-checked targeted ops of real ARM passes.
+
+Graphs are tiny (a handful of ops from a small vocabulary) and searches short, so the file runs
+in a few minutes on 2 cores. Passes live in tests/passes/gate_passes.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from verify.gate import passes as gp
+from verify.gate import run
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = "tests/passes/gate_passes.py"
+
+
+def ref(name: str) -> str:
+    return f"{PASSES}:{name}"
+
+
+def gate(name: str, tmp_path: Path, ops: list[str], examples: int = 8, max_ops: int = 5):
+    cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
+    return run.gate_pass(cls, ref(name), examples, "edge-fp", tmp_path, seed=0, how="direct", max_ops=max_ops,
+                         shrink_seconds=10, ops=ops)
+
+
+def assert_reproducer(verdict, kind: str) -> Path:
+    assert verdict.verdict == kind, (verdict.verdict, verdict.reason, verdict.modes)
+    path = Path(verdict.reproducers[kind])
+    assert path.is_file() and path.name == f"{verdict.name}-{kind}.py"
+    text = path.read_text()
+    assert "python -m verify gate --pass" in text and "--replay" in text
+    # runnable on its own (needs only torch) ...
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # ... and it replays the divergence
+    assert run.replay(path, None, None) == 1
+    return path
+
+
+def test_undeclared_rewrite_is_unsound_copy(tmp_path):
+    v = gate("UndeclaredRewritePass", tmp_path, ["relu", "neg"])
+    assert_reproducer(v, "unsound-copy")
+    assert "skip" not in v.modes  # skip_sound=False: nothing to check there
+
+
+def test_acting_without_targets_is_unsound_skip(tmp_path):
+    v = gate("ActsWithoutTargetsPass", tmp_path, ["relu", "neg"])
+    assert_reproducer(v, "unsound-skip")
+    assert v.modes["copy"]["diverged"] is False  # the clone is inserted before the retrace: copy is fine
+
+
+def test_cross_node_state_is_unsound_copy(tmp_path):
+    v = gate("CountingStatePass", tmp_path, ["relu", "abs"], examples=10)
+    path = assert_reproducer(v, "unsound-copy")
+    assert v.modes["skip"]["diverged"] is False
+    assert "relu" in path.read_text()
+
+
+def test_dtype_change_of_targeted_node_is_sound(tmp_path):
+    v = gate("ChangeDtypePass", tmp_path, ["relu", "abs", "neg"], examples=4)
+    assert v.verdict == "sound", v.reason
+    assert v.copied_nodes > 0 and v.skipped_invocations > 0  # both features were really exercised
+    assert not (tmp_path / "reproducers").exists()
+
+
+def test_call_override_inserting_nodes_is_sound(tmp_path):
+    v = gate("InsertBeforeRetracePass", tmp_path, ["sigmoid", "abs", "neg"], examples=4)
+    assert v.verdict == "sound", v.reason
+    assert v.copied_nodes > 0  # copy was really exercised
+
+
+def test_cli_gate_exit_status_json_and_junit(tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "verify", "gate", "--pass", ref("UndeclaredRewritePass"), "--examples", "6",
+           "--ops", "relu,neg", "--max-ops", "3", "--shrink-seconds", "10", "--out", str(out),
+           "--json", str(tmp_path / "gate.json"), "--junit", str(tmp_path / "gate.xml")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "UndeclaredRewritePass [copy] example 1/6" in proc.stderr  # progress lines
+    assert "unsound-copy" in proc.stdout
+    report = json.loads((tmp_path / "gate.json").read_text())
+    assert report["ok"] is False
+    (entry,) = report["passes"]
+    assert entry["verdict"] == "unsound-copy" and Path(entry["reproducers"]["unsound-copy"]).is_file()
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    assert suite.get("failures") == "1" and suite.find("testcase/failure") is not None
+    assert (out / "hypothesis-db").is_dir()
+    replay = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay", entry["reproducers"]["unsound-copy"]],
+                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert replay.returncode == 1 and "DIVERGES" in replay.stdout, replay.stderr[-2000:]
+
+
+def test_cli_bad_usage():
+    proc = subprocess.run([sys.executable, "-m", "verify", "gate", "--pass", "no_such_module:Nope"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2 and "cannot import" in proc.stderr
+
+
+# ---- infer ---------------------------------------------------------------------------------
+
+_AP = "executorch.backends.arm._passes."
+
+
+@pytest.mark.parametrize("pass_ref, vocab_op, expected", [
+    # hand-checked: each call_operator rewrites only its edge op on FP graphs (the aten.* entries
+    # of target_ops never occur in edge graphs); the clamp/abs guards the generator puts in front
+    # of sinh/expm1/sqrt are cold and must not be proposed
+    (_AP + "decompose_sqrt_pass:DecomposeSqrtPass", "sqrt", ["aten.sqrt.default"]),
+    (_AP + "decompose_gelu_pass:DecomposeGeluPass", "gelu", ["aten.gelu.default"]),
+    (_AP + "decompose_sinh_pass:DecomposeSinhPass", "sinh", ["aten.sinh.default"]),
+    (_AP + "decompose_atan_pass:DecomposeAtanPass", "atan", ["aten.atan.default"]),
+    (_AP + "decompose_sign_pass:DecomposeSignPass", "sign", ["aten.sign.default"]),
+    (_AP + "decompose_expm1_pass:DecomposeExpm1Pass", "expm1", ["aten.expm1.default"]),
+])
+def test_infer_matches_hand_checked_arm_passes(pass_ref, vocab_op, expected):
+    from verify.gate.infer import infer
+
+    result = infer(gp.resolve(pass_ref), examples=4, max_ops=3, ops=[vocab_op, "abs", "neg"])
+    assert result["graphs_failed"] == 0, result["errors"]
+    assert result["inferred_targeted_ops"] == expected
+    assert result["comparison"] == "equal"
+
+
+@pytest.mark.parametrize("name, expected, comparison", [
+    ("UndeclaredRewritePass", ["aten.neg.default", "aten.relu.default"], "too small (unsound)"),
+    # downstream nodes only get a new val (float64 input): not a rewrite
+    ("ChangeDtypePass", ["aten.relu.default"], "equal"),
+    # the clone is inserted in call() before the retrace: the sigmoid's args change there
+    ("InsertBeforeRetracePass", ["aten.sigmoid.default"], "equal"),
+])
+def test_infer_on_test_passes(name, expected, comparison):
+    from verify.gate.infer import infer
+
+    vocab = {"UndeclaredRewritePass": ["relu", "neg", "abs"], "ChangeDtypePass": ["relu", "abs", "add"],
+             "InsertBeforeRetracePass": ["sigmoid", "abs", "add"]}[name]
+    result = infer(gp.resolve(str(ROOT / PASSES) + ":" + name), examples=5, max_ops=4, ops=vocab)
+    assert result["inferred_targeted_ops"] == expected
+    assert result["comparison"] == comparison
+
+
+# ---- which passes: --changed-since ---------------------------------------------------------
+
+def test_changed_since_maps_registry_lines_to_passes(tmp_path):
+    folder = tmp_path / "fastpass" / "annotations"
+    folder.mkdir(parents=True)
+    registry = folder / "arm_registry.py"
+    registry.write_text(
+        '_AP = "executorch.backends.arm._passes."\n'
+        "REGISTRY: dict = {\n"
+        '    "executorch.backends.arm._passes.a_pass.APass": (UPSTREAM, True, True, _STD),\n'
+        '    _AP + "b_pass.BPass": (\n'
+        "        UPSTREAM, True, True,\n"
+        '        "why b"),\n'
+        '    "executorch.backends.arm._passes.c_pass.CPass": (UPSTREAM, True, True, _STD),\n'
+        "}\n")
+    (folder / "_lookup.py").write_text("X = 1\n")
+    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    text = registry.read_text()
+    registry.write_text(text.replace("UPSTREAM, True, True,\n", "UPSTREAM, True, False,\n")
+                        .replace("c_pass.CPass\": (UPSTREAM, True, True", "c_pass.CPass\": (UPSTREAM, False, True"))
+    names, everything = gp.changed_since("HEAD", repo=tmp_path)
+    assert not everything
+    assert names == {"executorch.backends.arm._passes.b_pass.BPass", "executorch.backends.arm._passes.c_pass.CPass"}
+    (folder / "_lookup.py").write_text("X = 2\n")
+    assert gp.changed_since("HEAD", repo=tmp_path)[1] is True

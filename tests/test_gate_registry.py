@@ -1,0 +1,49 @@
+"""The whole-registry driver of the gate: one lowering pair checks every annotated pass at once
+(fastpass as it is really used); a divergence is pinned on the first pass whose output differs,
+shrunk, classified (skip only / copy only) and saved as a reproducer. Shown with a deliberately
+wrong annotation on a real ARM pass, on graphs from a two-op vocabulary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verify.gate import check
+from verify.gate import passes as gp
+from verify.gate import run
+
+MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
+SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
+
+
+@pytest.fixture
+def wrong_minmax_annotation():
+    """ConvertMinMaxPass claimed skip-sound for `abs` instead of amax/amin/max/min: on a graph with
+    amax but no abs, fastpass skips it and the amax is never converted."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from fastpass.annotations import arm_registry, register, unregister
+
+    saved = dict(arm_registry.REGISTRY)
+    register(MINMAX, (exir_ops.edge.aten.abs.default,), skip_sound=True, copy_sound=False,
+             why="test: wrong on purpose")
+    yield
+    arm_registry.REGISTRY.clear()
+    arm_registry.REGISTRY.update(saved)
+    unregister("tests.<clear-lookup-cache>")
+
+
+def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax_annotation):
+    with check.quiet():
+        classes = gp.annotated_passes()
+    verdicts = {v.qualname: v for v in run.gate_registry(classes, 4, ["edge-fp"], tmp_path, seed=0, max_ops=2,
+                                                          shrink_seconds=15, ops=["amax", "sign"],
+                                                          direct_examples=0)}
+    bad = verdicts[MINMAX]
+    assert bad.verdict == "unsound-skip", (bad.verdict, bad.reason)
+    path = Path(bad.reproducers["unsound-skip"])
+    assert path.is_file() and "amax" in path.read_text() and "gate-scope: registry" in path.read_text()
+    assert run.replay(path, None, None) == 1
+    others = [v for qn, v in verdicts.items() if qn != MINMAX]
+    assert all(v.verdict in ("sound", "untested") for v in others), [(v.name, v.verdict) for v in others if not v.ok]
+    assert verdicts[SIGN].verdict == "sound"

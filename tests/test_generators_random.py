@@ -1,0 +1,254 @@
+"""Tests for generators.random: graphs are valid by construction, replayable and shrinkable."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, find, given, settings
+
+from generators.random import (
+    GeneratorBug,
+    GraphSpec,
+    check_buildable,
+    graphs,
+    interpret,
+    models,
+    ops_in_vocabulary,
+)
+from generators.random import _ops
+
+FAST = settings(derandomize=True, deadline=None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _random_specs(n, seed=0, max_ops=20, ops=None):
+    """Specs from the same interpreter the strategy uses, driven by a plain RNG."""
+    rng = random.Random(seed)
+    names = list(ops or [o for o in _ops.REGISTRY if o not in _ops.QUARANTINED])
+    out = []
+    for i in range(n):
+        genes = [(rng.choice(names), rng.randrange(2**20), rng.randrange(2**40)) for _ in range(rng.randint(1, max_ops))]
+        x0 = (1, rng.randint(1, 8), 2 * rng.randint(1, 6), rng.randint(2, 12))
+        ins = [x0] if i % 2 else [x0, (1, x0[1], 1, 1)]
+        out.append(interpret(ins, genes, seed=i))
+    return out
+
+
+# ---- vocabulary -----------------------------------------------------------------------------
+
+def test_vocabulary_size_and_mapping():
+    vocab = ops_in_vocabulary()
+    assert len(vocab) >= 40
+    assert not set(vocab) & _ops.QUARANTINED
+    for name, entry in vocab.items():
+        assert entry.aten and all(a.startswith("aten.") for a in entry.aten), name
+        assert entry.core_aten and all(a.startswith("aten.") for a in entry.core_aten), name
+    for required in ["conv2d", "linear", "matmul", "bmm", "add", "sub", "mul", "div", "relu", "relu6",
+                     "hardtanh", "clamp", "leaky_relu", "sigmoid", "tanh", "gelu", "silu", "hardswish",
+                     "elu", "softmax", "log_softmax", "layer_norm", "group_norm", "batch_norm", "mean",
+                     "sum", "amax", "var", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "permute",
+                     "transpose", "view", "reshape", "squeeze", "unsqueeze", "flatten", "cat", "split",
+                     "chunk", "slice", "select", "pad", "repeat", "expand", "upsample", "where", "abs",
+                     "neg", "exp", "log", "sqrt", "rsqrt", "pow", "minimum", "maximum"]:
+        assert required in vocab, required
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 2, 2), (1, 1, 2, 3), (1, 8, 12, 12)])
+def test_every_op_accepts_the_first_input_and_shapes_are_tracked(shape):
+    rng = random.Random(1)
+    for name, d in _ops.REGISTRY.items():
+        assert d.accepts(shape), name
+        for _ in range(5):
+            genes = [(name, rng.randrange(2**20), rng.randrange(2**40))]
+            spec = interpret([shape], genes)
+            model, ex = spec.build()
+            with torch.no_grad():
+                (out,) = model(*ex)
+            assert tuple(out.shape) == spec.ops[0].shape, spec.describe()
+            assert torch.isfinite(out).all(), spec.describe()
+
+
+def test_exported_graph_contains_expected_aten_ops():
+    """ops_in_vocabulary() is best effort, but each op's export hits at least one listed op."""
+    rng = random.Random(2)
+    for name in ops_in_vocabulary():
+        genes = [(name, 0, rng.randrange(2**40))]
+        spec = interpret([(1, 4, 6, 6)], genes)
+        model, ex = spec.build()
+        ep = torch.export.export(model, ex)
+        found = {f"aten.{n.target._opname}.{n.target._overloadname}" for n in ep.graph.nodes
+                 if n.op == "call_function" and hasattr(n.target, "_overloadname")}
+        assert found & set(ops_in_vocabulary()[name].aten), (name, found)
+        assert found & set(_ops.REGISTRY[name].aten), ("hand-written hint misses", name, found)
+
+
+# ---- spec value type ----------------------------------------------------------------------
+
+def test_json_round_trip_and_value_semantics():
+    for spec in _random_specs(20, seed=3):
+        s2 = GraphSpec.from_json(spec.to_json())
+        assert s2 == spec and hash(s2) == hash(spec)
+        assert json.loads(spec.to_json()) == json.loads(s2.to_json())
+        assert len(spec) == len(spec.ops)
+        assert spec.describe().count("\n") == len(spec) + spec.n_inputs + 1
+        assert eval(repr(spec), {"GraphSpec": GraphSpec}) == spec
+
+
+def test_build_is_deterministic():
+    spec = _random_specs(1, seed=4, max_ops=30)[0]
+    (m1, ex1), (m2, ex2) = spec.build(), spec.build()
+    for a, b in zip(ex1, ex2):
+        assert torch.equal(a, b)
+    with torch.no_grad():
+        for a, b in zip(m1(*ex1), m2(*ex2)):
+            assert torch.equal(a, b)
+
+
+def test_from_json_rejects_bad_specs():
+    spec = _random_specs(1, seed=5)[0]
+    d = json.loads(spec.to_json())
+    d["ops"][0]["inputs"] = [99]
+    with pytest.raises(ValueError):
+        GraphSpec.from_dict(d)
+    d = json.loads(spec.to_json())
+    d["ops"][0]["op"] = "no_such_op"
+    with pytest.raises(ValueError):
+        GraphSpec.from_dict(d)
+
+
+def test_reproducer_runs_standalone_and_matches_build(tmp_path):
+    specs = _random_specs(4, seed=6, max_ops=25)
+    for i, spec in enumerate(specs):
+        src = spec.to_python()
+        assert "generators" not in src.split('"""', 2)[2].split("import torch", 1)[1]  # no package import
+        (tmp_path / f"repro_{i}.py").write_text(src)
+    driver = textwrap.dedent(f"""
+        import importlib.util, sys, torch
+        for i in range({len(specs)}):
+            spec = importlib.util.spec_from_file_location("repro", r"{tmp_path}/repro_%d.py" % i)
+            mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+            model, ex = mod.make_model()
+            with torch.no_grad():
+                torch.save((ex, model(*ex)), r"{tmp_path}/out_%d.pt" % i)
+        """)
+    # -I: isolated mode, so the subprocess cannot see this checkout via cwd/PYTHONPATH.
+    subprocess.run([sys.executable, "-I", "-c", driver], check=True, cwd=tmp_path, timeout=120)
+    # and the file runs as a script
+    subprocess.run([sys.executable, "-I", str(tmp_path / "repro_0.py")], check=True, cwd=tmp_path, timeout=60,
+                   capture_output=True)
+    for i, spec in enumerate(specs):
+        ex_sub, out_sub = torch.load(tmp_path / f"out_{i}.pt")
+        model, ex = spec.build()
+        with torch.no_grad():
+            out = model(*ex)
+        for a, b in zip(ex, ex_sub):
+            assert torch.equal(a, b)
+        assert len(out) == len(out_sub) == len(spec.outputs)
+        for a, b in zip(out, out_sub):
+            assert torch.equal(a, b), spec.describe()
+
+
+# ---- the strategy ---------------------------------------------------------------------------
+
+@settings(FAST, max_examples=100)
+@given(graphs())
+def test_graphs_are_wellformed(spec):
+    spec.validate()
+    assert 1 <= len(spec) <= 40
+    shapes = spec.value_shapes()
+    assert all(1 <= len(s) <= _ops.MAX_RANK and _ops.numel(s) <= _ops.MAX_NUMEL for s in shapes)
+    assert spec.outputs
+
+
+def test_graphs_respects_ops_and_sizes():
+    @FAST
+    @given(graphs(min_ops=3, max_ops=5, ops=["conv2d", "add", "softmax"]))
+    def inner(spec):
+        assert 3 <= len(spec) <= 5
+        assert set(spec.op_names()) <= {"conv2d", "add", "softmax"}
+
+    inner()
+    with pytest.raises(ValueError):
+        graphs(ops=["nope"])
+
+
+def test_graphs_produce_branches_and_reuse():
+    seen = []
+
+    @settings(FAST, max_examples=40, phases=[Phase.generate])
+    @given(graphs())
+    def inner(spec):
+        seen.append(spec)
+
+    inner()
+    dags = [s for s in seen if not s.is_chain()]
+    assert len(dags) >= len(seen) // 2
+    assert any(len(s.outputs) >= 2 for s in seen)                              # fan-out / many outputs
+    assert any(len(set(o.inputs)) >= 2 for s in seen for o in s.ops)          # joins of distinct values
+    assert any(len(o.inputs) >= 2 and len(set(o.inputs)) == 1 for s in seen for o in s.ops)  # x op x
+    assert any(s.n_inputs == 2 for s in seen)
+    assert sum(len(s) >= 20 for s in seen) >= 2                                # big graphs occur
+
+
+def test_shrinks_to_a_small_graph():
+    spec = find(graphs(), lambda s: {"conv2d", "softmax"} <= set(s.op_names()),
+                settings=settings(FAST, max_examples=500))
+    assert len(spec) <= 3, spec.describe()
+    assert spec.n_inputs == 1 and spec.input_shapes[0] == (1, 1, 2, 2), spec.describe()
+
+
+@settings(FAST, max_examples=15)
+@given(graphs(max_ops=20))
+def test_sample_exports_and_quantizes(spec):
+    check_buildable(spec)
+
+
+@settings(FAST, max_examples=4)
+@given(graphs(max_ops=10))
+def test_sample_lowers_tosa_int(spec):
+    check_buildable(spec, lower_targets=("TOSA-1.0+INT",))
+
+
+@settings(FAST, max_examples=3)
+@given(graphs(max_ops=10))
+def test_sample_lowers_tosa_fp(spec):
+    check_buildable(spec, quantize_int=False, lower_targets=("TOSA-1.0+FP",))
+
+
+@settings(FAST, max_examples=2)
+@given(models(max_ops=6))
+def test_models_strategy(model_and_inputs):
+    model, ex = model_and_inputs
+    assert isinstance(model, torch.nn.Module) and all(t.dtype == torch.float32 for t in ex)
+    torch.export.export(model, ex)
+
+
+def test_check_buildable_reports_generator_bug():
+    # A hand-written (not generated) spec that is structurally valid but runs conv2d on a rank-1
+    # input: check_buildable must fail loudly with GeneratorBug carrying the spec.
+    bad = GraphSpec.from_dict({
+        "input_shapes": [[3]], "outputs": [1], "seed": 0,
+        "ops": [{"op": "conv2d", "inputs": [0], "shape": [1, 1, 1, 1],
+                 "params": {"out_channels": 1, "kernel": [1, 1], "stride": 1, "padding": 0,
+                            "dilation": 1, "groups": 1, "bias": False}}]})
+    with pytest.raises(GeneratorBug) as ei:
+        check_buildable(bad)
+    assert ei.value.spec == bad and "GraphSpec.from_json" in str(ei.value)
+
+
+def test_table_taint_workaround_holds():
+    """Ops in AVOID_TABLE_TAINT never consume values downstream of TAINT_SOURCES (stock crash)."""
+    for spec in _random_specs(60, seed=8, max_ops=40):
+        taint = [False] * spec.n_inputs
+        for op in spec.ops:
+            direct = _ops.AVOID_DIRECT_PRODUCERS.get(op.op, ())
+            assert not (op.inputs[0] >= spec.n_inputs and spec.ops[op.inputs[0] - spec.n_inputs].op in direct)
+            if op.op in _ops.AVOID_TABLE_TAINT:
+                assert not any(taint[i] for i in op.inputs), spec.describe()
+            taint.append(op.op in _ops.TAINT_SOURCES or any(taint[i] for i in op.inputs))
