@@ -134,6 +134,17 @@ _LEAF_TYPES = frozenset(
 )
 
 
+def _to_args(items: Any, proxy_value_cls: type) -> Any:
+    """``_to_arg`` of each item, as a list; ``_FALLBACK`` if any item needs the stock path."""
+    out = []
+    for x in items:
+        y = _to_arg(x, proxy_value_cls)
+        if y is _FALLBACK:
+            return _FALLBACK
+        out.append(y)
+    return out
+
+
 def _to_arg(a: Any, proxy_value_cls: type) -> Any:
     """``tracer.create_arg(tree_map_only(ProxyValue, .proxy, a))`` for the
     argument shapes cold nodes have; ``_FALLBACK`` for anything else (the
@@ -147,21 +158,10 @@ def _to_arg(a: Any, proxy_value_cls: type) -> Any:
     if t in _LEAF_TYPES:
         return a
     if t is tuple:
-        out = []
-        for x in a:
-            y = _to_arg(x, proxy_value_cls)
-            if y is _FALLBACK:
-                return _FALLBACK
-            out.append(y)
-        return tuple(out)
+        out = _to_args(a, proxy_value_cls)
+        return out if out is _FALLBACK else tuple(out)
     if t is list or t is torch.fx.immutable_collections.immutable_list:
-        out = []
-        for x in a:
-            y = _to_arg(x, proxy_value_cls)
-            if y is _FALLBACK:
-                return _FALLBACK
-            out.append(y)
-        return out
+        return _to_args(a, proxy_value_cls)
     if t is dict or t is torch.fx.immutable_collections.immutable_dict:
         d = {}
         for k, x in a.items():

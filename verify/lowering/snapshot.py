@@ -23,7 +23,7 @@ from torch.fx import GraphModule, Node
 SPECIAL_META_KEYS: dict[str, str] = {
     "val": "compared by its own check: tree structure, shape, dtype, stride, storage offset, "
     "device, requires_grad, symbolic values (see describe_val)",
-    "tensor_meta": "compared like val (TensorMetadata fields)",
+    "tensor_meta": "compared by canonical repr (TensorMetadata fields: shape, dtype, stride, ...)",
     "from_node": "NodeSource chains compared via to_dict() with graph ids renumbered by first "
     "appearance; per-pass snapshots keep the immediate sources only (the full chain grows by a "
     "pass each pass, comparing it every pass would cost what fastpass saves), final snapshots "
@@ -162,8 +162,6 @@ def _record(node: Node, graph_ids: GraphIds, full_provenance: bool) -> NodeRecor
         value = node.meta[key]
         if key == "from_node":
             meta.append((key, describe_from_node(value, graph_ids, full_provenance)))
-        elif key == "tensor_meta":
-            meta.append((key, _canonical(value)))
         else:
             meta.append((key, _canonical(value)))
     return NodeRecord(
