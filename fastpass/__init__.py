@@ -2,7 +2,7 @@
 
 Public API (stable; see README/docstrings of the private modules for the why):
 
-    FEATURES                      ("skip", "copy", "fakecache", "provenance")
+    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode")
     enabled(features=None, allow_untested_versions=False)   context manager
     enable(features=None, allow_untested_versions=False); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -19,6 +19,7 @@ Features:
                 dispatch (re-dispatch as soon as an input's metadata changed)
     fakecache   let FakeTensor's dispatch cache serve executorch-namespace ops
     provenance  share ``from_node`` NodeSource chains instead of deep-copying
+    lazycode    generate a GraphModule's Python code when first used, not on every edit
 """
 
 from __future__ import annotations

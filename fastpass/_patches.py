@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from . import _context, _stats
 
-FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance")
+FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
@@ -47,10 +47,11 @@ def patch_table() -> List[PatchPoint]:
     from executorch.backends.arm._passes.arm_pass import ArmPass
     from executorch.exir.pass_base import ExportPass, _ExportPassBase
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx import GraphModule
     from torch.fx.passes.infra.pass_base import PassBase
     from torch.fx.traceback import NodeSource
 
-    from . import _copy, _fakecache, _passcall, _provenance
+    from . import _copy, _fakecache, _lazycode, _passcall, _provenance
 
     return [
         PatchPoint(PassBase, "__call__", "*", _passcall.passbase_call, _passcall.ORIG, "PassBase.__call__",
@@ -72,6 +73,12 @@ def patch_table() -> List[PatchPoint]:
                    _fakecache.ORIG, "_output_from_cache_entry", "count cache hits on executorch-namespace ops"),
         PatchPoint(NodeSource, "__init__", "provenance", _provenance.shared_nodesource_init, {}, "NodeSource.__init__",
                    "share from_node NodeSource elements instead of deep-copying the chain"),
+        PatchPoint(GraphModule, "recompile", "lazycode", _lazycode.lazy_recompile, _lazycode.ORIG, "recompile",
+                   "generate a GraphModule's Python code on first use instead of on every graph edit"),
+        PatchPoint(GraphModule, "__reduce__", "lazycode", _lazycode.reduce_with_code, _lazycode.ORIG, "__reduce__",
+                   "pickling copies __dict__ before it calls recompile: generate pending code first"),
+        PatchPoint(GraphModule, "__reduce_package__", "lazycode", _lazycode.reduce_package_with_code, _lazycode.ORIG,
+                   "__reduce_package__", "same for torch.package"),
     ]
 
 
@@ -163,7 +170,9 @@ def restore() -> None:
         setattr(point.owner, point.attribute, orig)
         point.orig_store.pop(point.store_key, None)
     had_fakecache = "fakecache" in _context.FEATURES
-    from . import _sig
+    from . import _lazycode, _sig
+
+    _lazycode.flush()
 
     _sig.clear()
     _context.FEATURES = frozenset()

@@ -52,6 +52,8 @@ class _State:
     fake_misses_acc: int = 0
     ext_hits: int = 0
     ext_misses: int = 0
+    code_deferred: int = 0  # recompile() calls that generated no code (lazycode)
+    code_generated: int = 0  # deferred code generated later, because it was used or on disable
 
 
 _S = _State()
@@ -76,6 +78,14 @@ def count_ext_hit() -> None:
 
 def count_ext_miss() -> None:
     _S.ext_misses += 1
+
+
+def count_code_deferred() -> None:
+    _S.code_deferred += 1
+
+
+def count_code_generated() -> None:
+    _S.code_generated += 1
 
 
 def _fake_counters() -> tuple[int, int]:
@@ -104,6 +114,7 @@ def reset() -> None:
     _S.per_pass.clear()
     _S.fake_hits_acc = _S.fake_misses_acc = 0
     _S.ext_hits = _S.ext_misses = 0
+    _S.code_deferred = _S.code_generated = 0
     _S.fake_hits_base = _S.fake_misses_base = None
     if active:
         start_fake_window()
@@ -128,6 +139,9 @@ def snapshot() -> Dict[str, Any]:
         # Hits/misses on executorch-namespace ops only (the extension's effect).
         "fakecache_ext_hits": _S.ext_hits,
         "fakecache_ext_misses": _S.ext_misses,
+        # GraphModule code generation (lazycode): deferred, and deferred-then-generated.
+        "code_deferred": _S.code_deferred,
+        "code_generated": _S.code_generated,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
         "per_pass": [r.as_dict() for r in recs],
     }

@@ -36,7 +36,7 @@ def _originals():
 
 
 def test_features_tuple():
-    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance")
+    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode")
 
 
 @pytest.mark.parametrize(
@@ -161,6 +161,60 @@ def test_provenance_none_and_missing_like_stock():
         fa = NodeSource(a, "p")
         fb = NodeSource(b, "p")
     assert fa.from_node == [] and fb.from_node is None
+
+
+# ---------------------------------------------------------------------- lazycode
+
+
+class _Tiny(torch.nn.Module):
+    def forward(self, x, scale):
+        return torch.relu(x) * scale + 1
+
+
+def _traced():
+    return torch.fx.symbolic_trace(_Tiny())
+
+
+def test_lazycode_defers_codegen_and_any_use_sees_stock_code():
+    import inspect
+    import pickle
+
+    stock = _traced()
+    x = torch.randn(3)
+    with fastpass.enabled(["lazycode"]):
+        gm = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
+        assert "_code" not in gm.__dict__  # nothing generated yet
+        assert fastpass.stats()["code_deferred"] >= 1
+        assert inspect.signature(gm.forward) == inspect.signature(stock.forward)  # placeholder names
+        assert gm.code == stock.code
+        assert torch.equal(gm(x, 2.0), stock(x, 2.0))
+        gm2 = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
+        assert torch.equal(pickle.loads(pickle.dumps(gm2))(x, 2.0), stock(x, 2.0))
+        gm3 = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
+        assert copy.deepcopy(gm3).code == stock.code
+        assert gm3._lineno_map == stock._lineno_map
+    assert fastpass.stats()["code_generated"] >= 3
+
+
+def test_lazycode_disable_leaves_stock_graph_modules():
+    stock = _traced()
+    with fastpass.enabled(["lazycode"]):
+        untouched = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
+        assert "__getattr__" in vars(type(untouched))
+    # disable generated the pending code and removed the lazy class attributes
+    assert untouched.__dict__["_code"] == stock.code
+    assert "__getattr__" not in vars(type(untouched))
+    assert "_fastpass_code_pending" not in untouched.__dict__
+    assert inspect_sig(type(untouched).forward) == inspect_sig(type(stock).forward)
+    with fastpass.enabled(["skip", "copy"]):  # lazycode off: recompile is stock
+        eager = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
+        assert eager.__dict__["_code"] == stock.code
+
+
+def inspect_sig(fn):
+    import inspect
+
+    return inspect.signature(fn)
 
 
 # --------------------------------------------------------------------- fakecache

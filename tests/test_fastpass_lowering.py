@@ -151,3 +151,12 @@ def test_provenance_alone(quantized, stock):
     fp, st = _fast(quantized, ["provenance"])
     assert fp == stock  # includes from_node to_dict of every node
     assert st["nodes_copied"] == 0 and st["passes_run"] > 0
+
+
+def test_lazycode_alone(quantized, stock):
+    fp, st = _fast(quantized, ["lazycode"])
+    assert fp == stock
+    assert st["code_deferred"] > st["code_generated"] >= 0
+    assert st["nodes_copied"] == 0 and st["passes_skipped"] == sum(
+        p["skip_reason"] == "upstream-should_run_pass" for p in st["per_pass"]
+    )

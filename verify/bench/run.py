@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-ALL_FEATURES = ("skip", "copy", "fakecache", "provenance")
+from fastpass import FEATURES as ALL_FEATURES
 
 
 @dataclass
