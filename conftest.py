@@ -14,7 +14,9 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Healt
 
 settings.register_profile("ci", max_examples=8, derandomize=True, print_blob=True, **_COMMON)
 settings.register_profile("dev", max_examples=25, print_blob=True, **_COMMON)
-settings.register_profile("fuzz", max_examples=400, print_blob=True, **_COMMON)
+# FASTPASS_FUZZ_EXAMPLES bounds a campaign (examples per fuzz test; default 400).
+settings.register_profile("fuzz", max_examples=int(os.environ.get("FASTPASS_FUZZ_EXAMPLES", "400")),
+                          print_blob=True, **_COMMON)
 settings.load_profile(os.environ.get("FASTPASS_PROFILE", "ci"))
 
 

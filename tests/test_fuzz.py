@@ -60,3 +60,20 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
     (reproducer,) = tmp_path.glob("graph-*.py")
     text = reproducer.read_text()
     assert "python -m verify run --models none --model" in text and "def make_model" in text
+
+
+def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
+    from verify.fuzz import draw_graphs, record_coverage, summarize_coverage, verify_graph
+
+    monkeypatch.setenv("FASTPASS_COVERAGE_DIR", str(tmp_path))
+    (spec,) = draw_graphs(1, seed=3, max_ops=3)
+    verdict = verify_graph(spec, "tosa-int")
+    assert not verdict.failed and verdict.finished > verdict.started
+    record_coverage(verdict)
+    record_coverage(verdict)
+    summary = summarize_coverage(tmp_path)
+    assert "pass coverage over 2 graphs" in summary
+    stock_passes = {s.pass_name for s in verdict.full.observation.steps if s.index >= 0}
+    some = sorted(stock_passes)[0]
+    assert any(line.split()[:2] == [some, "2"] for line in summary.splitlines())
+    assert "graphs/min" in summary and "never exercised" in summary

@@ -176,3 +176,32 @@ def test_changed_since_maps_registry_lines_to_passes(tmp_path):
     assert names == {"executorch.backends.arm._passes.b_pass.BPass", "executorch.backends.arm._passes.c_pass.CPass"}
     (folder / "_lookup.py").write_text("X = 2\n")
     assert gp.changed_since("HEAD", repo=tmp_path)[1] is True
+
+
+def test_gated_at_record_names_the_proven_revision(tmp_path):
+    folder = tmp_path / "fastpass" / "annotations"
+    folder.mkdir(parents=True)
+    (folder / "arm_registry.py").write_text("REGISTRY: dict = {}\n")
+    (folder / "gated-at").write_text("# proven revision\n0123abc\n")
+    git = lambda *a: subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *a],  # noqa: E731
+                                    cwd=tmp_path, check=True, capture_output=True, text=True)
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    assert gp.gated_at(repo=tmp_path) == "0123abc"
+    (folder / "arm_registry.py").write_text("REGISTRY: dict = {'x': 1}\n")
+    with pytest.raises(gp.PassRefError, match="uncommitted"):
+        gp.record_gated(repo=tmp_path)  # the tree's annotations are not HEAD's: nothing to record
+    git("commit", "-qam", "change")
+    head = git("rev-parse", "HEAD").stdout.strip()
+    assert gp.record_gated(repo=tmp_path) == head
+    assert gp.gated_at(repo=tmp_path) == head
+    assert (folder / "gated-at").read_text().startswith("# proven revision\n")
+    (folder / "gated-at").write_text("# nothing\n")
+    with pytest.raises(gp.PassRefError, match="names no revision"):
+        gp.gated_at(repo=tmp_path)
+
+
+def test_repository_records_a_gated_revision():
+    rev = gp.gated_at()
+    assert len(rev) == 40 and int(rev, 16) >= 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,8 @@ class GraphVerdict:
     checks: dict[str, CheckResult]
     full: LoweringResult
     fast: LoweringResult
+    started: float = 0.0  # wall clock (time.time) around the whole verification
+    finished: float = 0.0
 
     @property
     def failed(self) -> list[str]:
@@ -49,6 +52,7 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     a drawn graph that does not build is the generator's bug, never silently filtered."""
     from generators.random import GeneratorBug
 
+    started = time.time()
     chosen = get_target(target)
     module, inputs = spec.build()
     try:
@@ -57,7 +61,7 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
         raise GeneratorBug(f"drawn graph does not build for {target}: {exc}", spec) from exc
     full = lower(program, chosen, "full", reference_sets=reference_sets)
     fast = lower(program, chosen, "fast", features, reference_sets=reference_sets)
-    return GraphVerdict(spec, target, compare(full, fast), full, fast)
+    return GraphVerdict(spec, target, compare(full, fast), full, fast, started, time.time())
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int") -> Path:
@@ -93,7 +97,8 @@ def record_coverage(verdict: GraphVerdict) -> None:
         fast[record["name"]][0 if record.get("skipped") else 1] += 1
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
-        f.write(json.dumps({"graph": verdict.spec.fingerprint(), "stock": stock,
+        f.write(json.dumps({"graph": verdict.spec.fingerprint(), "target": verdict.target,
+                            "started": verdict.started, "finished": verdict.finished, "stock": stock,
                             "fast": {k: {"skipped": v[0], "ran": v[1]} for k, v in fast.items()}}) + "\n")
 
 
@@ -101,10 +106,15 @@ def summarize_coverage(folder: Path) -> str:
     graphs = 0
     stock_ran: dict[str, int] = defaultdict(int)
     fast_ran: dict[str, int] = defaultdict(int)
+    spans: list[tuple[float, float]] = []
+    workers = 0
     for path in sorted(folder.glob("coverage-*.jsonl")):
+        workers += 1
         for line in path.read_text().splitlines():
             row = json.loads(line)
             graphs += 1
+            if row.get("started") and row.get("finished"):
+                spans.append((row["started"], row["finished"]))
             for name in row["stock"]:
                 stock_ran[name] += 1
             for name, counts in row["fast"].items():
@@ -120,6 +130,12 @@ def summarize_coverage(folder: Path) -> str:
     lines += [f"{n:<{width}}  {stock_ran[n]:>9}  {fast_ran[n]:>8}" for n in names]
     never = [n for n in names if fast_ran[n] == 0]
     lines.append(f"never exercised with fastpass on ({len(never)}): {', '.join(never) or '-'}")
+    if spans:
+        wall = max(end for _, end in spans) - min(start for start, _ in spans)
+        busy = sum(end - start for start, end in spans)
+        lines.append(f"throughput: {graphs} graphs fully verified (both modes, every check, reference model) "
+                     f"in {wall / 60:.1f} min wall on {workers} worker(s) = {graphs / max(wall, 1e-9) * 60:.1f} "
+                     f"graphs/min; {busy / graphs:.1f} s per graph inside verification")
     return "\n".join(lines)
 
 

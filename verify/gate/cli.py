@@ -32,6 +32,12 @@ def add_parsers(sub) -> None:
                            "default: every annotated pass")
     gate.add_argument("--changed-since", metavar="GIT_REV", default=None,
                       help="only passes whose annotation in fastpass/annotations changed since GIT_REV")
+    gate.add_argument("--since-gated", action="store_true",
+                      help="only passes whose annotation changed since the revision in "
+                           "fastpass/annotations/gated-at (what CI runs); the whole registry if "
+                           "that revision is not in this clone")
+    gate.add_argument("--record-gated", action="store_true",
+                      help="when every checked pass is sound, write HEAD into fastpass/annotations/gated-at")
     gate.add_argument("--examples", type=int, default=None,
                       help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
                            f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
@@ -122,12 +128,22 @@ def cmd_gate(args) -> int:
     else:
         with check.quiet():
             classes = gp.annotated_passes()
+        if args.since_gated:
+            try:
+                args.changed_since = gp.gated_at()
+            except gp.PassRefError as exc:
+                print(f"verify gate: {exc}", file=sys.stderr)
+                return 2
         if args.changed_since:
             try:
                 names, everything = gp.changed_since(args.changed_since)
             except gp.PassRefError as exc:
-                print(f"verify gate: {exc}", file=sys.stderr)
-                return 2
+                if not args.since_gated:
+                    print(f"verify gate: {exc}", file=sys.stderr)
+                    return 2
+                # A shallow clone lacks the recorded revision: proving everything is the safe answer.
+                print(f"verify gate: {exc}; gating the whole registry instead", file=sys.stderr)
+                names, everything = set(), True
             if not everything:
                 classes = {qn: c for qn, c in classes.items() if qn in names}
             print(f"verify gate: {'every annotation' if everything else f'{len(classes)} annotation(s)'} "
@@ -148,7 +164,17 @@ def cmd_gate(args) -> int:
         write_json(verdicts, args.json, info)
     if args.junit:
         write_junit(verdicts, args.junit, wall)
-    return 0 if all(v.ok for v in verdicts) else 1
+    ok = all(v.ok for v in verdicts)
+    if ok and args.record_gated:
+        if explicit:
+            print("verify gate: --record-gated needs a registry run (no --pass)", file=sys.stderr)
+            return 2
+        try:
+            print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
+        except gp.PassRefError as exc:
+            print(f"verify gate: {exc}", file=sys.stderr)
+            return 2
+    return 0 if ok else 1
 
 
 def table(verdicts) -> str:

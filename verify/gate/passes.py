@@ -241,6 +241,40 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
     return names, everything
 
 
+GATED_AT = "fastpass/annotations/gated-at"
+
+
+def gated_at(repo: Path | None = None) -> str:
+    """The revision whose annotations were last proven by a gate run (the first non-comment
+    line of fastpass/annotations/gated-at)."""
+    repo = repo or Path(__file__).resolve().parents[2]
+    path = repo / GATED_AT
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise PassRefError(f"cannot read {GATED_AT}: {exc}") from None
+    revs = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not revs:
+        raise PassRefError(f"{GATED_AT} names no revision")
+    return revs[0]
+
+
+def record_gated(repo: Path | None = None) -> str:
+    """Write HEAD into gated-at, if the annotations in the working tree are HEAD's (else the
+    record would name annotations that were not the ones just proven)."""
+    repo = repo or Path(__file__).resolve().parents[2]
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", ANNOTATIONS_DIR], cwd=repo,
+                           capture_output=True, text=True)
+    if dirty.returncode != 0 or any(line[3:].endswith(".py") for line in dirty.stdout.splitlines()):
+        raise PassRefError("annotations have uncommitted changes: commit them, then record")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+    path = repo / GATED_AT
+    comments = [line for line in path.read_text().splitlines() if line.lstrip().startswith("#")] \
+        if path.exists() else []
+    path.write_text("\n".join(comments + [head.stdout.strip()]) + "\n")
+    return head.stdout.strip()
+
+
 def _registry_names_in(line: str) -> set[str]:
     out = set()
     for m in re.finditer(r'_AP\s*\+\s*"([\w.]+)"', line):
