@@ -2,7 +2,7 @@
 
 Public API (stable; see README/docstrings of the private modules for the why):
 
-    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode")
+    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
     enabled(features=None, allow_untested_versions=False)   context manager
     enable(features=None, allow_untested_versions=False); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -20,6 +20,8 @@ Features:
     fakecache   let FakeTensor's dispatch cache serve executorch-namespace ops
     provenance  share ``from_node`` NodeSource chains instead of deep-copying
     lazycode    generate a GraphModule's Python code when first used, not on every edit
+    gc          freeze the pre-lowering heap for the garbage collector (no patch point;
+                process-level settings, restored on disable)
 """
 
 from __future__ import annotations

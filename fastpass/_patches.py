@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 from . import _context, _stats
 
-FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode")
+FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
@@ -157,6 +157,10 @@ def install(features: Optional[Any] = None, allow_untested_versions: bool = Fals
         raise
     _context.FEATURES = feats
     _ON[0] = True
+    if "gc" in feats:
+        from . import _gc
+
+        _gc.start()
     if "fakecache" in feats:
         from . import _fakecache
 
@@ -170,9 +174,10 @@ def restore() -> None:
         setattr(point.owner, point.attribute, orig)
         point.orig_store.pop(point.store_key, None)
     had_fakecache = "fakecache" in _context.FEATURES
-    from . import _lazycode, _sig
+    from . import _gc, _lazycode, _sig
 
     _lazycode.flush()
+    _gc.stop()
 
     _sig.clear()
     _context.FEATURES = frozenset()

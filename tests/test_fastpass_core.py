@@ -36,7 +36,7 @@ def _originals():
 
 
 def test_features_tuple():
-    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode")
+    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
 
 
 @pytest.mark.parametrize(
@@ -215,6 +215,33 @@ def inspect_sig(fn):
     import inspect
 
     return inspect.signature(fn)
+
+
+# ---------------------------------------------------------------------------- gc
+
+
+def test_gc_freezes_the_heap_and_restores_collector_settings():
+    import gc
+
+    thresholds = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    with fastpass.enabled(["gc"]):
+        assert gc.get_freeze_count() > 0  # objects alive at enable() are not re-scanned
+        assert gc.get_threshold()[0] >= 10_000
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
+
+
+def test_gc_leaves_a_callers_own_freeze_alone():
+    import gc
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fastpass.enabled(["gc"]):  # (objects that die leave the permanent generation)
+            assert 0 < gc.get_freeze_count() <= frozen
+        assert 0 < gc.get_freeze_count() <= frozen  # not unfrozen by disable()
+    finally:
+        gc.unfreeze()
 
 
 # --------------------------------------------------------------------- fakecache

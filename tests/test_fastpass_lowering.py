@@ -160,3 +160,9 @@ def test_lazycode_alone(quantized, stock):
     assert st["nodes_copied"] == 0 and st["passes_skipped"] == sum(
         p["skip_reason"] == "upstream-should_run_pass" for p in st["per_pass"]
     )
+
+
+def test_gc_alone(quantized, stock):
+    fp, st = _fast(quantized, ["gc"])
+    assert fp == stock
+    assert st["nodes_copied"] == 0 and st["code_deferred"] == 0

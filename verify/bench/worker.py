@@ -46,14 +46,15 @@ def run(job: dict) -> dict:
         import fastpass
 
         mode_context = fastpass.enabled(features=job["features"] or None)
+    if fastpass is not None:
+        fastpass.reset_stats()
     with observe_lowering(snapshots=False) as observation:
+        # The timed region includes enabling and disabling fastpass: what a user pays.
+        start = time.perf_counter()
         with mode_context:
-            if fastpass is not None:
-                fastpass.reset_stats()
-            start = time.perf_counter()
             edge = to_edge_transform_and_lower(program, partitioner=[partitioner])
-            lower_seconds = time.perf_counter() - start
-            stats = fastpass.stats() if fastpass is not None else None
+        lower_seconds = time.perf_counter() - start
+    stats = fastpass.stats() if fastpass is not None else None
     graph_module = edge.exported_program().graph_module
     payloads = [hashlib.blake2b(bytes(m.processed_bytes), digest_size=16).hexdigest()
                 for _, m in graph_module.named_modules() if hasattr(m, "processed_bytes")]
