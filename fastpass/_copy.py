@@ -218,9 +218,12 @@ def _try_copy(interp: Any, target: Any, args: Any, kwargs: Any) -> Any:
             "call_function", target, args_proxy, kwargs_proxy, name=name
         )
     else:
-        res_proxy = tracer.proxy(
-            tracer.create_node("call_function", target, args_, kwargs_, name, None)
-        )
+        _PLAIN_ARGS[0] = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
+        try:
+            created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
+        finally:
+            _PLAIN_ARGS[0] = False
+        res_proxy = tracer.proxy(created)
     new_node = res_proxy.node
     new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
     if single:
@@ -251,6 +254,79 @@ def _copy_candidate(target: Any) -> bool:
         )
         _CANDIDATE[target] = r
     return r
+
+
+_PLAIN_ARGS = [False]
+
+
+def graph_create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
+    """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
+    for raw SymInt/SymFloat/SymBool (a warning only) while the copy path creates a node whose
+    arguments are known to hold none.  The rest mirrors torch 2.13.0 line by line."""
+    if not _PLAIN_ARGS[0]:
+        return ORIG["Graph.create_node"](self, op, target, args, kwargs, name, type_expr)
+    if not args:
+        args = ()
+    elif not isinstance(args, tuple):
+        raise AssertionError(f"args must be a tuple, got {type(args)}")
+    if not kwargs:
+        kwargs = torch.fx.immutable_collections.immutable_dict()
+    elif not isinstance(kwargs, dict):
+        raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
+    candidate = name if name is not None else self._target_to_str(target)
+    name = self._graph_namespace.create_name(candidate, None)
+    n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
+    if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
+        for f in self.owning_module._create_node_hooks:
+            f(n)
+    self._graph_namespace.associate_name_with_obj(name, n)
+    self._insert(n)
+    self._find_nodes_lookup_table.insert(n)
+    self._len += 1
+    return n
+
+
+class _NodeDebugStr:
+    """``node.format_node()``, formatted when read instead of for every node.
+
+    Stock ``ExportInterpreter.run_node`` formats every node into ``pass.node_debug_str`` for
+    error messages; in executorch 1.5.1 only ``DynamicShapePropPass`` reads it (and it is no
+    copy-sound pass, so it keeps the stock string)."""
+
+    __slots__ = ("_node", "_text")
+
+    def __init__(self, node: torch.fx.Node) -> None:
+        self._node, self._text = node, None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = self._node.format_node()
+        return self._text
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __eq__(self, other: Any) -> bool:
+        return str(self) == (str(other) if isinstance(other, _NodeDebugStr) else other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(str(self), name)
+
+
+def interpreter_run_node(self, n):  # noqa: ANN001
+    """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
+    ``node_debug_str`` is formatted lazily; otherwise stock."""
+    ctx = _context.current()
+    if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
+        return ORIG["run_node"](self, n)
+    self.node = n
+    self.callback.node_debug_str = _NodeDebugStr(n)
+    return torch.fx.Interpreter.run_node(self, n)
 
 
 def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
