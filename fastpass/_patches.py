@@ -47,8 +47,7 @@ def patch_table() -> List[PatchPoint]:
     from executorch.backends.arm._passes.arm_pass import ArmPass
     from executorch.exir.pass_base import ExportPass, _ExportPassBase
     from torch._subclasses.fake_tensor import FakeTensorMode
-    import torch
-    from torch.fx import GraphModule
+    from torch.fx import Graph, GraphModule
     from torch.fx.passes.infra.pass_base import PassBase
     from torch.fx.traceback import NodeSource
 
@@ -66,7 +65,7 @@ def patch_table() -> List[PatchPoint]:
                    "track top-level vs nested submodule retrace (copy only at top level)"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", "copy", _copy.interpreter_run_node, _copy.ORIG,
                    "run_node", "in copy-sound passes, format node_debug_str only if it is read"),
-        PatchPoint(torch.fx.Graph, "create_node", "copy", _copy.graph_create_node, _copy.ORIG, "Graph.create_node",
+        PatchPoint(Graph, "create_node", "copy", _copy.graph_create_node, _copy.ORIG, "Graph.create_node",
                    "skip the raw-SymInt argument scan for nodes the copy path creates (it holds none)"),
         PatchPoint(ExportPass.ExportInterpreter, "call_function", "copy", _copy.interpreter_call_function, _copy.ORIG,
                    "call_function", "emit cold nodes of copy-sound passes without FakeTensor dispatch"),

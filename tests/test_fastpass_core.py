@@ -388,6 +388,29 @@ def test_copy_redispatches_downstream_of_changed_node(mode):
         unregister(cls)
 
 
+def test_copy_keeps_node_debug_str_as_stock_formats_it():
+    """In copy-sound passes node_debug_str is formatted lazily: reading it gives stock's text."""
+    from executorch.exir.pass_base import ExportPass
+
+    class ReadsDebugStr(ExportPass):
+        def call(self, graph_module):
+            result = super().call(graph_module)
+            self.seen = f"{self.node_debug_str}"
+            return result
+
+    register(ReadsDebugStr, {torch.ops.aten.add.Tensor}, skip_sound=False, copy_sound=True, why="test")
+    try:
+        stock_pass = ReadsDebugStr()
+        _run(_aten_graph(), [lambda: stock_pass])
+        with fastpass.enabled(["copy"]):
+            fast_pass = ReadsDebugStr()
+            _run(_aten_graph(), [lambda: fast_pass])
+            assert fastpass.stats()["nodes_copied"] > 0
+        assert fast_pass.seen == stock_pass.seen == "return (neg,)"
+    finally:
+        unregister(ReadsDebugStr)
+
+
 def test_copy_falls_back_after_inplace_surgery():
     """A node whose args were rewired outside a retrace must be re-dispatched."""
     from executorch.exir.pass_base import ExportPass
