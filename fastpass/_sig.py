@@ -63,7 +63,7 @@ def input_nodes(node: torch.fx.Node) -> list:
 
 
 def _weak(obj: Any) -> Any:
-    """``obj`` with every Node replaced by a weak reference.
+    """``obj`` with every Node replaced by a weak reference, every scalar tagged with its type.
 
     Signatures must not hold Nodes strongly: a Node references its Graph, so
     a strong reference in a (strongly held) dict value would keep every
@@ -74,6 +74,10 @@ def _weak(obj: Any) -> Any:
     t = type(obj)
     if t is torch.fx.Node:
         return weakref.ref(obj)
+    if t is float or t is int or t is bool or t is complex:
+        # Typed: 0 == 0.0 == False in Python, yet clamp(int8, 0.0) dispatches to float32
+        # and clamp(int8, 0) to int8 -- a scalar that changes type is a changed argument.
+        return (t, obj)
     if t is tuple:
         return tuple(_weak(x) for x in obj)
     if t is list or t is torch.fx.immutable_collections.immutable_list:

@@ -411,6 +411,37 @@ def test_copy_keeps_node_debug_str_as_stock_formats_it():
         unregister(ReadsDebugStr)
 
 
+def test_copy_redispatches_when_a_scalar_argument_changes_type():
+    """Found by the gate (QuantizeClampArgumentsPass): ``update_arg(1, 0)`` on clamp(int8, 0.0)
+    must re-dispatch, since 0 == 0.0 yet the float min promotes the output to float32."""
+    from executorch.exir.pass_base import ExportPass
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.neg(torch.clamp(x, min=0.0))
+
+    class IntMin(ExportPass):
+        def call(self, graph_module):
+            for n in graph_module.graph.nodes:
+                if n.target == torch.ops.aten.clamp.default:
+                    n.update_arg(1, 0)
+            return super().call(graph_module)
+
+    register(IntMin, set(), skip_sound=False, copy_sound=True, why="test")
+    try:
+        def lowered():
+            gm = torch.export.export(M(), (torch.ones(2, 3, dtype=torch.int8),)).graph_module
+            return _run(gm, [IntMin])
+
+        stock = lowered()
+        with fastpass.enabled(["copy"]):
+            fast = lowered()
+        assert _describe(fast) == _describe(stock)
+        assert [n.meta["val"].dtype for n in fast.graph.nodes if n.op == "call_function"] == [torch.int8] * 2
+    finally:
+        unregister(IntMin)
+
+
 def test_copy_falls_back_after_inplace_surgery():
     """A node whose args were rewired outside a retrace must be re-dispatched."""
     from executorch.exir.pass_base import ExportPass
