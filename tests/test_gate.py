@@ -176,6 +176,13 @@ def test_changed_since_maps_registry_lines_to_passes(tmp_path):
     assert names == {"executorch.backends.arm._passes.b_pass.BPass", "executorch.backends.arm._passes.c_pass.CPass"}
     (folder / "_lookup.py").write_text("X = 2\n")
     assert gp.changed_since("HEAD", repo=tmp_path)[1] is True
+    (folder / "_lookup.py").write_text("X = 1\n")
+    assert gp.changed_since("HEAD", repo=tmp_path)[1] is False
+    (tmp_path / "fastpass" / "_copy.py").write_text("Y = 1\n")  # a core module, committed, then changed
+    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "core")
+    (tmp_path / "fastpass" / "_copy.py").write_text("Y = 2\n")
+    assert gp.changed_since("HEAD", repo=tmp_path)[1] is True  # the copy machinery changed
 
 
 def test_gated_at_record_names_the_proven_revision(tmp_path):
@@ -191,7 +198,7 @@ def test_gated_at_record_names_the_proven_revision(tmp_path):
     assert gp.gated_at(repo=tmp_path) == "0123abc"
     (folder / "arm_registry.py").write_text("REGISTRY: dict = {'x': 1}\n")
     with pytest.raises(gp.PassRefError, match="uncommitted"):
-        gp.record_gated(repo=tmp_path)  # the tree's annotations are not HEAD's: nothing to record
+        gp.record_gated(repo=tmp_path)  # the tree's fastpass is not HEAD's: nothing to record
     git("commit", "-qam", "change")
     head = git("rev-parse", "HEAD").stdout.strip()
     assert gp.record_gated(repo=tmp_path) == head

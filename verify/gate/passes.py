@@ -199,7 +199,8 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
 
     Compares each file under fastpass/annotations at `rev` with the working tree. A changed
     registry line names its pass; a change anywhere else (discovery, lookup) or a registry that
-    did not exist at `rev` affects every annotation."""
+    did not exist at `rev` affects every annotation, and so does a change to fastpass's own
+    copy/skip machinery (fastpass/*.py outside the annotations)."""
     repo = repo or Path(__file__).resolve().parents[2]
     folder = repo / ANNOTATIONS_DIR
     check = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=repo,
@@ -238,6 +239,14 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
                     owner = _entry_of(new_lines, j1)
                     if owner:
                         names.add(owner)
+    if not everything:
+        # The copy/skip machinery is what makes an annotation sound or not: a change to it
+        # (fastpass/*.py outside the annotations) puts every annotation up for proof again.
+        core = subprocess.run(["git", "diff", "--name-only", rev, "--", "fastpass"], cwd=repo,
+                              capture_output=True, text=True)
+        changed = [line for line in core.stdout.splitlines()
+                   if line.endswith(".py") and not line.startswith(ANNOTATIONS_DIR + "/")]
+        everything = core.returncode != 0 or bool(changed)
     return names, everything
 
 
@@ -260,13 +269,13 @@ def gated_at(repo: Path | None = None) -> str:
 
 
 def record_gated(repo: Path | None = None) -> str:
-    """Write HEAD into gated-at, if the annotations in the working tree are HEAD's (else the
-    record would name annotations that were not the ones just proven)."""
+    """Write HEAD into gated-at, if fastpass in the working tree is HEAD's (else the record
+    would name annotations or machinery that were not the ones just proven)."""
     repo = repo or Path(__file__).resolve().parents[2]
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", ANNOTATIONS_DIR], cwd=repo,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "fastpass"], cwd=repo,
                            capture_output=True, text=True)
     if dirty.returncode != 0 or any(line[3:].endswith(".py") for line in dirty.stdout.splitlines()):
-        raise PassRefError("annotations have uncommitted changes: commit them, then record")
+        raise PassRefError("fastpass has uncommitted changes: commit them, then record")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
     path = repo / GATED_AT
     comments = [line for line in path.read_text().splitlines() if line.lstrip().startswith("#")] \
