@@ -104,6 +104,11 @@ def test_cli_bad_usage():
     proc = subprocess.run([sys.executable, "-m", "verify", "gate", "--pass", "no_such_module:Nope"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 2 and "cannot import" in proc.stderr
+    for extra, message in ((["--since-gated", "--changed-since", "HEAD"], "two different bases"),
+                           (["--record-gated", "--pass", "x:Y"], "needs a registry run")):
+        proc = subprocess.run([sys.executable, "-m", "verify", "gate", *extra],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr[-500:]
 
 
 # ---- infer ---------------------------------------------------------------------------------

@@ -34,8 +34,8 @@ def add_parsers(sub) -> None:
                       help="only passes whose annotation in fastpass/annotations changed since GIT_REV")
     gate.add_argument("--since-gated", action="store_true",
                       help="only passes whose annotation changed since the revision in "
-                           "fastpass/annotations/gated-at (what CI runs); the whole registry if "
-                           "that revision is not in this clone")
+                           "fastpass/annotations/gated-at (what CI runs); every annotated pass if "
+                           "fastpass/*.py changed since, or if that revision is not in this clone")
     gate.add_argument("--record-gated", action="store_true",
                       help="when every checked pass is sound, write HEAD into fastpass/annotations/gated-at")
     gate.add_argument("--examples", type=int, default=None,
@@ -104,6 +104,12 @@ def cmd_gate(args) -> int:
     if args.examples < 1:
         print("verify gate: --examples must be at least 1", file=sys.stderr)
         return 2
+    if args.since_gated and args.changed_since:
+        print("verify gate: --since-gated and --changed-since name two different bases", file=sys.stderr)
+        return 2
+    if args.record_gated and args.passes:
+        print("verify gate: --record-gated needs a registry run (no --pass)", file=sys.stderr)
+        return 2
     if args.replay is not None:
         try:
             return run.replay(args.replay, args.passes[0] if args.passes else None, args.stage)
@@ -166,9 +172,6 @@ def cmd_gate(args) -> int:
         write_junit(verdicts, args.junit, wall)
     ok = all(v.ok for v in verdicts)
     if ok and args.record_gated:
-        if explicit:
-            print("verify gate: --record-gated needs a registry run (no --pass)", file=sys.stderr)
-            return 2
         try:
             print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
         except gp.PassRefError as exc:
