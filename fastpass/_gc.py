@@ -18,7 +18,7 @@ threshold is raised.
 from __future__ import annotations
 
 import gc
-from typing import Optional, Tuple
+from typing import Tuple
 
 YOUNG_THRESHOLD = 10_000  # stock CPython: 700
 
@@ -42,7 +42,3 @@ def stop() -> None:
     if froze:
         gc.unfreeze()
     gc.set_threshold(*thresholds)
-
-
-def active() -> Optional[bool]:
-    return bool(_SAVED)

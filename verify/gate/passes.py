@@ -24,6 +24,7 @@ from typing import Any, Iterable, Iterator
 
 _LOADED_FILES: dict[str, Any] = {}
 ANNOTATIONS_DIR = "fastpass/annotations"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class PassRefError(ValueError):
@@ -201,7 +202,7 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
     registry line names its pass; a change anywhere else (discovery, lookup) or a registry that
     did not exist at `rev` affects every annotation, and so does a change to fastpass's own
     copy/skip machinery (fastpass/*.py outside the annotations)."""
-    repo = repo or Path(__file__).resolve().parents[2]
+    repo = repo or PROJECT_ROOT
     folder = repo / ANNOTATIONS_DIR
     check = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=repo,
                            capture_output=True, text=True)
@@ -256,7 +257,7 @@ GATED_AT = "fastpass/annotations/gated-at"
 def gated_at(repo: Path | None = None) -> str:
     """The revision whose annotations were last proven by a gate run (the first non-comment
     line of fastpass/annotations/gated-at)."""
-    repo = repo or Path(__file__).resolve().parents[2]
+    repo = repo or PROJECT_ROOT
     path = repo / GATED_AT
     try:
         lines = path.read_text().splitlines()
@@ -271,7 +272,7 @@ def gated_at(repo: Path | None = None) -> str:
 def record_gated(repo: Path | None = None) -> str:
     """Write HEAD into gated-at, if fastpass in the working tree is HEAD's (else the record
     would name annotations or machinery that were not the ones just proven)."""
-    repo = repo or Path(__file__).resolve().parents[2]
+    repo = repo or PROJECT_ROOT
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "fastpass"], cwd=repo,
                            capture_output=True, text=True)
     if dirty.returncode != 0 or any(line[3:].endswith(".py") for line in dirty.stdout.splitlines()):
