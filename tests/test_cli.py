@@ -93,8 +93,18 @@ def test_unknown_feature_is_a_usage_error(tmp_path):
 
 def test_random_graphs_are_verified_alongside_models(tmp_path):
     code, report, out = run_verify("--models", "none", "--random", "1", "--seed", "3", "--targets", "tosa-int",
-                                   "--null-seed", "-1", "--reference-sets", "1", tmp_path=tmp_path)
+                                   "--null-seed", "-1", "--reference-sets", "1", "--calibration", "minmax",
+                                   tmp_path=tmp_path)
     (case,) = report["cases"]
     assert case["model"].startswith("graphspec:") and Path(case["model"][len("graphspec:"):]).exists()
     assert case["verdict"] == "identical", out
     assert code == 0
+    assert report["run"]["calibration"] == "minmax"
+    (job,) = (tmp_path / "out").glob("*/pinned.job.json")
+    assert json.loads(job.read_text())["calibration"] == "minmax"  # what the worker quantizes with
+
+
+def test_unknown_calibration_is_a_usage_error(tmp_path):
+    code, _, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
+                              "--calibration", "kmeans", tmp_path=tmp_path)
+    assert code == 2 and "invalid choice: 'kmeans'" in out

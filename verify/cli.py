@@ -43,6 +43,12 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="hash seed of the cross-seed null check (stock vs stock); -1 disables it")
     p.add_argument("--reference-sets", type=int, default=3,
                    help="random input sets run through the TOSA reference model per delegate")
+    from verify.lowering.quantize import CALIBRATIONS
+
+    p.add_argument("--calibration", choices=tuple(CALIBRATIONS), default="histogram",
+                   help="activation observer of INT quantization: 'histogram' = executorch's recipe (default), "
+                        "'minmax' = the same with MinMaxObserver, as the fuzz tests use (same graph structure, "
+                        "faster)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
     p.add_argument("--out", type=Path, default=None, help="artifact folder (default verify-out/<time>)")
     p.add_argument("--keep-all", action="store_true", help="keep snapshots of identical cases too")
@@ -104,7 +110,8 @@ def cmd_run(args) -> int:
     options = RunOptions(features=features, hash_seed=args.hash_seed,
                          null_seed=None if args.null_seed < 0 else args.null_seed,
                          reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
-                         keep_all=args.keep_all, second_mode=args.second_mode)
+                         keep_all=args.keep_all, second_mode=args.second_mode,
+                         calibration=args.calibration)
     print(f"verify: {len(cases)} case(s), features {','.join(features) or 'all'}, hash seed {args.hash_seed}, "
           f"null seed {options.null_seed}, artifacts in {out}", file=sys.stderr, flush=True)
     started = time.perf_counter()
@@ -119,7 +126,7 @@ def cmd_run(args) -> int:
     print(table(reports))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     run_info = {"features": list(features) or "all", "hash_seed": args.hash_seed, "null_seed": options.null_seed,
-                "second_mode": args.second_mode, "wall_seconds": time.perf_counter() - started}
+                "second_mode": args.second_mode, "calibration": args.calibration, "wall_seconds": time.perf_counter() - started}
     write_json(reports, out / "report.json", run_info)
     if args.json:
         write_json(reports, args.json, run_info)

@@ -40,6 +40,7 @@ class RunOptions:
     out_dir: Path = Path("verify-out")
     keep_all: bool = False
     second_mode: str = "fast"  # "full" makes the pinned comparison a stock-vs-stock null run
+    calibration: str = "histogram"  # see verify.lowering.quantize.CALIBRATIONS
 
 
 @dataclass
@@ -74,7 +75,8 @@ class WorkerFailure(RuntimeError):
 
 def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunOptions, case_dir: Path) -> dict:
     job = {"name": name, "model": case.model, "target": case.target, "lowerings": lowerings,
-           "out_dir": str(case_dir), "reference_sets": options.reference_sets}
+           "out_dir": str(case_dir), "reference_sets": options.reference_sets,
+           "calibration": options.calibration}
     job_path = case_dir / f"{name}.job.json"
     job_path.write_text(json.dumps(job, indent=1))
     env = dict(os.environ, PYTHONHASHSEED=str(seed))

@@ -35,7 +35,7 @@ def run_job(job: dict) -> None:
         target = get_target(job["target"])
         start = time.perf_counter()
         module, inputs = build_model(job["model"])
-        program = export_program(module, inputs, target)
+        program = export_program(module, inputs, target, job.get("calibration", "histogram"))
         status["prepare_seconds"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001
         status["prepare_error"] = f"{type(exc).__name__}: {exc}"

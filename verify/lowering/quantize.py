@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from verify.lowering.targets import Target
@@ -11,21 +13,52 @@ class PrepareError(RuntimeError):
     """The model could not be exported or quantized: a fault of the model, not of a mode."""
 
 
-def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target):
+# How activation ranges are calibrated. Both give the same quantized graph structure (the
+# same q/dq placement, ops and dtypes); only the scale and zero-point values differ.
+CALIBRATIONS: dict[str, str] = {
+    "histogram": "executorch's recipe as is: get_symmetric_quantization_config(), HistogramObserver "
+    "activations (real models)",
+    "minmax": "the same recipe with MinMaxObserver activations: HistogramObserver's qparam search costs "
+    "~50 ms per observer, most of a random graph's preparation (the fuzz default)",
+}
+
+
+def check_calibration(calibration: str) -> str:
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}")
+    return calibration
+
+
+def quantization_config(calibration: str = "histogram"):
+    """The ARM symmetric config, with its activation observer swapped for `minmax`."""
+    from executorch.backends.arm.quantizer import get_symmetric_quantization_config
+    from torchao.quantization.pt2e.observer import MinMaxObserver
+
+    config = get_symmetric_quantization_config()
+    if check_calibration(calibration) == "histogram":
+        return config
+    activation = config.input_activation
+    observer = MinMaxObserver.with_args(**activation.observer_or_fake_quant_ctr.p.keywords)  # keeps eps
+    activation = dataclasses.replace(activation, observer_or_fake_quant_ctr=observer)
+    return dataclasses.replace(config, input_activation=activation, output_activation=activation,
+                               label=f"{config.label} with MinMaxObserver activations")
+
+
+def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target, calibration: str = "histogram"):
     """Return the ExportedProgram both modes lower.
 
     `.module(check_guards=False)`: plain `.module()` inserts a `_guards_fn` call_module
     that breaks ARM quantization.
     """
+    check_calibration(calibration)
     model = model.eval()
     try:
         if not target.quantized:
             return torch.export.export(model, example_inputs)
-        from executorch.backends.arm.quantizer import get_symmetric_quantization_config
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
         quantizer = target.make_quantizer(target.make_spec())
-        quantizer.set_global(get_symmetric_quantization_config())
+        quantizer.set_global(quantization_config(calibration))
         graph_module = torch.export.export(model, example_inputs).module(check_guards=False)
         prepared = prepare_pt2e(graph_module, quantizer)
         prepared(*example_inputs)
