@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from verify.lowering.heap import clear_graph_caches
 from verify.lowering.observe import Observation, observe_lowering
 from verify.lowering.reference import ReferenceRun, run_reference
 from verify.lowering.snapshot import GraphIds, GraphSnapshot, take_snapshot
@@ -101,6 +102,8 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
         result.error = "".join(traceback.format_exception_only(type(root), root)).strip().splitlines()[0]
         result.error += "\n" + "".join(traceback.format_exception(exc, limit=-8))
         return result
+    finally:
+        clear_graph_caches()
     for payload in result.payloads:
         if reference_sets and payload.tosa is not None:
             result.reference.append(run_reference(payload.tosa, reference_sets))
