@@ -16,14 +16,25 @@ from hypothesis import Phase, settings
 from verify.fuzz import fuzz
 
 REPRO_DIR = Path(os.environ.get("FASTPASS_REPRO_DIR", "reproducers"))
+FUZZING = os.environ.get("FASTPASS_PROFILE") == "fuzz"
 # Graph size follows the profile: a smoke run in the default tests, 1-40 ops when fuzzing.
-MAX_OPS = 40 if os.environ.get("FASTPASS_PROFILE") == "fuzz" else 8
+MAX_OPS = 40 if FUZZING else 8
+TARGETS = os.environ.get("FASTPASS_FUZZ_TARGETS", "tosa-int,tosa-fp").split(",")
+# One Hypothesis test runs in one xdist worker; shards let one target use every core. Shards
+# draw different graphs only when the profile is not derandomized (`fuzz`), so the
+# derandomized `ci` profile keeps one. All share one example database key: a saved failure
+# replays first in every shard and target.
+SHARDS = int(os.environ.get("FASTPASS_FUZZ_SHARDS", str(os.cpu_count() or 1) if FUZZING else "1"))
+# FASTPASS_FUZZ_SEED=S makes a campaign repeatable, with a distinct seed per target and shard
+# (pytest's --hypothesis-seed would give every shard the same graphs).
+SEED = os.environ.get("FASTPASS_FUZZ_SEED")
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("target", ["tosa-int", "tosa-fp"])
-def test_random_graphs_lower_identically(target):
-    fuzz(target, REPRO_DIR, max_ops=MAX_OPS)
+@pytest.mark.parametrize("shard", range(SHARDS), ids=lambda k: f"shard{k}")
+@pytest.mark.parametrize("target", TARGETS)
+def test_random_graphs_lower_identically(target, shard):
+    fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}")
 
 
 @contextlib.contextmanager
@@ -60,6 +71,7 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
     (reproducer,) = tmp_path.glob("graph-*.py")
     text = reproducer.read_text()
     assert "python -m verify run --models none --model" in text and "def make_model" in text
+    assert "--calibration minmax" in text  # replays with the calibration the fuzz test used
 
 
 def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
@@ -76,4 +88,10 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     stock_passes = {s.pass_name for s in verdict.full.observation.steps if s.index >= 0}
     some = sorted(stock_passes)[0]
     assert any(line.split()[:2] == [some, "2"] for line in summary.splitlines())
-    assert "graphs/min" in summary and "never exercised" in summary
+    assert "never exercised" in summary
+    throughput = [line for line in summary.splitlines() if line.startswith("throughput")]
+    assert len(throughput) == 1 and throughput[0].startswith("throughput tosa-int: 2 graphs")
+    assert "graphs/min" in throughput[0]
+    assert f"graphs of {len(spec.ops)}.0 ops on average" in summary
+    assert f"stock lowering {verdict.full.seconds:.2f} s" in summary
+    assert verdict.prepare_seconds > 0
