@@ -74,11 +74,12 @@ def target_for(stage: str):
 
 
 def _program(spec, target):
+    from verify.fuzz import FUZZ_CALIBRATION
     from verify.lowering.quantize import export_program
 
     def make():
         module, inputs = spec.build()
-        return export_program(module, inputs, target)
+        return export_program(module, inputs, target, FUZZ_CALIBRATION)  # random graphs, as the fuzz tests
 
     return _PROGRAMS.get((spec.fingerprint(), target.name), make)
 

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
+
 # Defaults measured on 2 shared cores (see the gate's report): the whole registry with 100 graphs
 # per stage takes ~20-25 min; one --pass with 30 graphs per mode a few minutes.
 DEFAULT_REGISTRY_EXAMPLES = 100  # graphs per stage, each checks every annotated pass at once
@@ -94,8 +96,63 @@ def _ops(text):
     return ops
 
 
-def cmd_gate(args) -> int:
+def _gate(args, explicit, out: Path):
+    """Gate the explicit passes, or the registry (all, or what changed): verdicts, or None after a
+    usage error. Freezes the process's long-lived heap once the pipelines are known (the gate
+    lowers hundreds of graphs in this process; see verify.lowering.heap); cmd_gate releases it."""
     from verify.gate import check
+    from verify.gate import passes as gp
+    from verify.gate import run
+
+    if explicit:
+        stage = args.stage or "edge-fp"
+        _warm_up([stage])
+        return [run.gate_pass(cls, ref, args.examples, stage, out, args.seed,
+                              how="direct" if args.direct else None, max_ops=args.max_ops,
+                              shrink_seconds=args.shrink_seconds, ops=_ops(args.ops))
+                for ref, cls in explicit]
+    with check.quiet():
+        classes = gp.annotated_passes()
+    if args.since_gated:
+        try:
+            args.changed_since = gp.gated_at()
+        except gp.PassRefError as exc:
+            print(f"verify gate: {exc}", file=sys.stderr)
+            return None
+    if args.changed_since:
+        try:
+            names, everything = gp.changed_since(args.changed_since)
+        except gp.PassRefError as exc:
+            if not args.since_gated:
+                print(f"verify gate: {exc}", file=sys.stderr)
+                return None
+            # A shallow clone lacks the recorded revision: proving everything is the safe answer.
+            print(f"verify gate: {exc}; gating the whole registry instead", file=sys.stderr)
+            names, everything = set(), True
+        if not everything:
+            classes = {qn: c for qn, c in classes.items() if qn in names}
+        print(f"verify gate: {'every annotation' if everything else f'{len(classes)} annotation(s)'} "
+              f"changed since {args.changed_since}", file=sys.stderr)
+    stages = [args.stage] if args.stage else ["edge-fp", "quantized"]
+    print(f"verify gate: {len(classes)} annotated pass(es), stages {', '.join(stages)}, "
+          f"{args.examples} graph(s) per stage, artifacts in {out}", file=sys.stderr, flush=True)
+    if not classes:
+        return []
+    _warm_up(stages)
+    return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
+                             args.shrink_seconds, ops=_ops(args.ops))
+
+
+def _warm_up(stages) -> None:
+    """One lowering per stage (cached by the gate anyway) imports everything; then freeze."""
+    from verify.gate import check
+
+    for stage in stages:
+        check.pipeline_pass_names(check.target_for(stage))
+    freeze_long_lived_heap()
+
+
+def cmd_gate(args) -> int:
     from verify.gate import passes as gp
     from verify.gate import run
 
@@ -124,42 +181,12 @@ def cmd_gate(args) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
-    verdicts = []
-    if explicit:
-        stage = args.stage or "edge-fp"
-        for ref, cls in explicit:
-            verdicts.append(run.gate_pass(cls, ref, args.examples, stage, out, args.seed,
-                                          how="direct" if args.direct else None, max_ops=args.max_ops,
-                                          shrink_seconds=args.shrink_seconds, ops=_ops(args.ops)))
-    else:
-        with check.quiet():
-            classes = gp.annotated_passes()
-        if args.since_gated:
-            try:
-                args.changed_since = gp.gated_at()
-            except gp.PassRefError as exc:
-                print(f"verify gate: {exc}", file=sys.stderr)
-                return 2
-        if args.changed_since:
-            try:
-                names, everything = gp.changed_since(args.changed_since)
-            except gp.PassRefError as exc:
-                if not args.since_gated:
-                    print(f"verify gate: {exc}", file=sys.stderr)
-                    return 2
-                # A shallow clone lacks the recorded revision: proving everything is the safe answer.
-                print(f"verify gate: {exc}; gating the whole registry instead", file=sys.stderr)
-                names, everything = set(), True
-            if not everything:
-                classes = {qn: c for qn, c in classes.items() if qn in names}
-            print(f"verify gate: {'every annotation' if everything else f'{len(classes)} annotation(s)'} "
-                  f"changed since {args.changed_since}", file=sys.stderr)
-        stages = [args.stage] if args.stage else ["edge-fp", "quantized"]
-        print(f"verify gate: {len(classes)} annotated pass(es), stages {', '.join(stages)}, "
-              f"{args.examples} graph(s) per stage, artifacts in {out}", file=sys.stderr, flush=True)
-        if classes:
-            verdicts = run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
-                                         args.shrink_seconds, ops=_ops(args.ops))
+    try:
+        verdicts = _gate(args, explicit, out)
+    finally:
+        release_long_lived_heap()
+    if verdicts is None:
+        return 2
     wall = time.perf_counter() - started
     print(table(verdicts))
     print(f"wall time {wall:.0f} s")
