@@ -164,8 +164,8 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
         ops = sum(r["ops"] for r in split) / len(split)
         text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
                  f"stock lowering {mean['stock']:.2f} s, fastpass lowering {mean['fastpass']:.2f} s (both with "
-                 f"per-pass snapshots), "
-                 f"snapshots/checks/reference the rest; stock lowering alone caps this at "
+                 f"per-pass snapshots); final snapshots, reference model and checks the rest; "
+                 f"stock lowering alone caps this at "
                  f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
     return text
 
