@@ -18,7 +18,8 @@ from verify.fuzz import fuzz
 REPRO_DIR = Path(os.environ.get("FASTPASS_REPRO_DIR", "reproducers"))
 FUZZING = os.environ.get("FASTPASS_PROFILE") == "fuzz"
 # Graph size follows the profile: a smoke run in the default tests, 1-40 ops when fuzzing.
-MAX_OPS = 40 if FUZZING else 8
+# A stock lowering costs ~0.3-0.5 s per op, so FASTPASS_FUZZ_MAX_OPS trades graph size for rate.
+MAX_OPS = int(os.environ.get("FASTPASS_FUZZ_MAX_OPS", "40" if FUZZING else "8"))
 TARGETS = os.environ.get("FASTPASS_FUZZ_TARGETS", "tosa-int,tosa-fp").split(",")
 # One Hypothesis test runs in one xdist worker; shards let one target use every core. Shards
 # draw different graphs only when the profile is not derandomized (`fuzz`), so the
