@@ -130,3 +130,33 @@ def test_failure_in_one_mode_only_is_a_divergence_with_both_outcomes(baseline, p
     assert checks["outcome"].details[0] == "full: ok"
     assert "injected failure" in checks["outcome"].details[1]
     assert PASS in checks["outcome"].first_divergence
+
+
+def test_a_reused_graph_address_is_a_different_graph_in_provenance():
+    """CPython hands a freed graph's address to a later graph: provenance must still tell them apart."""
+    import gc
+
+    import torch
+    from torch.fx.traceback import NodeSource
+
+    from verify.lowering.observe import observe_lowering
+    from verify.lowering.snapshot import GraphIds, describe_from_node
+
+    with observe_lowering(snapshots=False):
+        for _ in range(500):
+            first = torch.fx.Graph()
+            first_source = NodeSource(first.placeholder("x"), pass_name="p")
+            address = id(first)
+            del first
+            gc.collect()
+            probes = [torch.fx.Graph() for _ in range(30)]  # alive: each takes a fresh block
+            reuser = next((g for g in probes if id(g) == address), None)
+            if reuser is not None:
+                source = NodeSource(reuser.placeholder("x"), pass_name="p")
+                break
+        else:
+            raise AssertionError("no graph reused a freed graph's address in 500 rounds")
+    assert first_source.graph_id == source.graph_id  # the raw ids collide...
+    graph_ids = GraphIds()
+    numbers = [describe_from_node([s], graph_ids, full=False)[0][2] for s in (first_source, source)]
+    assert numbers == [0, 1]  # ...the harness still numbers them as two graphs

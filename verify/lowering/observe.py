@@ -1,13 +1,16 @@
 """Watch a lowering: a snapshot after every pass of every pass manager, and the TOSA of each delegate.
 
 The harness's only patch points (fastpass's own live in `fastpass/_patches.py`). They are
-read-only observers installed for the duration of one lowering and removed after it:
+observers installed for the duration of one lowering and removed after it; none changes
+what a pass sees (the two provenance hooks only count graphs and tag a record):
 
 | object                                                   | attribute  | why |
 |----------------------------------------------------------|------------|-----|
 | torch.fx.passes.infra.pass_manager.PassManager           | __call__   | ARM TFA / submodule pipelines and GraphModule pass managers |
 | executorch.exir.pass_manager.ExportedProgramPassManager  | __call__   | to_edge / transform passes and the ARM TOSA pipeline per delegate |
 | executorch.backends.arm.tosa.backend.TOSABackend         | _preprocess| delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
+| torch.fx.Graph                                           | __init__   | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
+| torch.fx.traceback.NodeSource.NodeInfo                   | __init__   | tags a provenance record with its graph's generation at that address |
 
 Passes are wrapped, never replaced: a wrapper calls the pass exactly as the manager would
 and then records the graph, so what runs is what would have run.
@@ -22,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from verify.lowering.snapshot import GraphIds, GraphSnapshot, take_snapshot
+from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, take_snapshot
 
 
 @dataclass
@@ -132,12 +135,30 @@ def observe_lowering(snapshots: bool = True):
     from executorch.exir.pass_manager import ExportedProgramPassManager
     from torch.fx.passes.infra.pass_manager import PassManager
 
+    from torch.fx import Graph
+    from torch.fx.traceback import NodeSource
+
     observer = _Observer(snapshots)
     originals = {
         (PassManager, "__call__"): PassManager.__dict__["__call__"],
         (ExportedProgramPassManager, "__call__"): ExportedProgramPassManager.__dict__["__call__"],
         (TOSABackend, "_preprocess"): TOSABackend.__dict__["_preprocess"],
+        (Graph, "__init__"): Graph.__dict__["__init__"],
+        (NodeSource.NodeInfo, "__init__"): NodeSource.NodeInfo.__dict__["__init__"],
     }
+    generations: dict[int, int] = {}  # id(graph) -> graphs created at that address so far
+    graph_init, info_init = originals[(Graph, "__init__")], originals[(NodeSource.NodeInfo, "__init__")]
+
+    @functools.wraps(graph_init)
+    def counted_graph_init(self, *args, **kwargs):
+        graph_init(self, *args, **kwargs)
+        generations[id(self)] = generations.get(id(self), 0) + 1
+
+    @functools.wraps(info_init)
+    def tagged_info_init(self, name, target, graph_id):
+        info_init(self, name, target, graph_id)
+        # The graph is alive now (its node is being recorded): it is the latest one at this address.
+        setattr(self, GRAPH_GENERATION, generations.get(graph_id, 0))
 
     def observed_manager(original):
         def __call__(self, module, *args, **kwargs):
@@ -175,6 +196,8 @@ def observe_lowering(snapshots: bool = True):
     PassManager.__call__ = observed_manager(originals[(PassManager, "__call__")])
     ExportedProgramPassManager.__call__ = observed_manager(originals[(ExportedProgramPassManager, "__call__")])
     TOSABackend._preprocess = staticmethod(observed_preprocess)
+    Graph.__init__ = counted_graph_init
+    NodeSource.NodeInfo.__init__ = tagged_info_init
     try:
         yield observer.observation
     finally:

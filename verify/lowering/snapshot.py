@@ -40,6 +40,9 @@ IGNORED_META_KEYS: dict[str, str] = {
 }
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# Attribute the observer sets on NodeSource.NodeInfo: how many graphs were created at the
+# recorded graph's address during the lowering when it was recorded (0: before the lowering).
+GRAPH_GENERATION = "_verify_graph_generation"
 
 
 def _canonical(value: Any) -> str:
@@ -71,15 +74,22 @@ def describe_val(value: Any) -> Any:
 
 
 class GraphIds:
-    """Renumbers `id(graph)` values by first appearance, so that provenance compares across runs."""
+    """Renumbers provenance graph ids by first appearance, so that provenance compares across runs.
+
+    A NodeSource records `id(graph)`, and CPython reuses the address of a freed graph: two
+    graphs can share an id, and whether they do depends on when the collector freed the first
+    (measured: a fuzz graph whose output's source read graph 0 stock and graph 2 with
+    fastpass, and identical on replay). So the key is the id with the graph's *generation*
+    at that address (see observe.py's Graph/NodeInfo hooks): one number per graph, not per
+    address."""
 
     def __init__(self) -> None:
-        self._ids: dict[int, int] = {}
+        self._ids: dict[tuple[int, int], int] = {}
 
-    def __call__(self, graph_id: int) -> int:
+    def __call__(self, graph_id: int, generation: int = 0) -> int:
         if graph_id == -1:
             return -1
-        return self._ids.setdefault(graph_id, len(self._ids))
+        return self._ids.setdefault((graph_id, generation), len(self._ids))
 
 
 def describe_from_node(sources: Any, graph_ids: GraphIds, full: bool) -> Any:
@@ -91,7 +101,7 @@ def describe_from_node(sources: Any, graph_ids: GraphIds, full: bool) -> Any:
         return (
             getattr(src, "name", ""),
             getattr(src, "target", ""),
-            graph_ids(getattr(src, "graph_id", -1)) if info is not None else -1,
+            graph_ids(getattr(src, "graph_id", -1), getattr(info, GRAPH_GENERATION, 0)) if info is not None else -1,
             getattr(src, "pass_name", ""),
             "+".join(a.name.lower() for a in getattr(src, "action", [])),
             tuple(one(s) for s in src.from_node) if full else len(src.from_node),
