@@ -7,6 +7,7 @@ run); `tox -e fuzz` runs them with the `fuzz` profile over all cores.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from pathlib import Path
 
@@ -96,3 +97,21 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     assert f"graphs of {len(spec.ops)}.0 ops on average" in summary
     assert f"stock lowering {verdict.full.seconds:.2f} s" in summary
     assert verdict.prepare_seconds > 0
+
+
+def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path):
+    from verify.fuzz import summarize_coverage
+
+    def row(target, start, ops):
+        return json.dumps({"graph": f"{target}{start}", "target": target, "started": start, "finished": start + 6,
+                           "ops": ops, "seconds": {"prepare": 1.0, "stock": 3.0, "fastpass": 2.0},
+                           "stock": ["SomePass"], "fast": {"SomePass": {"skipped": 0, "ran": 1}}})
+
+    (tmp_path / "coverage-gw0.jsonl").write_text("\n".join([row("tosa-int", 1000, 10), row("tosa-int", 1006, 20)]) + "\n")
+    (tmp_path / "coverage-gw1.jsonl").write_text(row("tosa-fp", 1000, 3) + "\n")
+    lines = summarize_coverage(tmp_path).splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("throughput")] == [
+        "throughput tosa-fp", "throughput tosa-int", "throughput all targets"]
+    (everything,) = [line for line in lines if line.startswith("throughput all targets")]
+    assert "3 graphs" in everything and "in 0.2 min wall on 2 worker(s) = 15.0 graphs/min" in everything
+    assert "graphs of 11.0 ops on average" in lines[lines.index(everything) + 1]

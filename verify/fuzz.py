@@ -139,8 +139,10 @@ def summarize_coverage(folder: Path) -> str:
     lines += [f"{n:<{width}}  {stock_ran[n]:>9}  {fast_ran[n]:>8}" for n in names]
     never = [n for n in names if fast_ran[n] == 0]
     lines.append(f"never exercised with fastpass on ({len(never)}): {', '.join(never) or '-'}")
-    lines += [_throughput(target, [r for r in rows if r["target"] == target], workers)
-              for target in sorted({r["target"] for r in rows})]
+    targets = sorted({r["target"] for r in rows})
+    lines += [_throughput(target, [r for r in rows if r["target"] == target], workers) for target in targets]
+    if len(targets) > 1:  # per-target walls overlap when targets share the workers
+        lines.append(_throughput("all targets", rows, workers))
     return "\n".join(line for line in lines if line)
 
 
@@ -149,7 +151,7 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
 
     Wall time runs from the first start to the last finish of this target's graphs, so it
     is a per-target figure only when the target had the workers to itself (tox -e fuzz
-    with FASTPASS_FUZZ_TARGETS=tosa-int)."""
+    with FASTPASS_FUZZ_TARGETS=tosa-int); otherwise read the "all targets" line."""
     timed = [r for r in rows if r.get("started") and r.get("finished")]
     if not timed:
         return ""
