@@ -133,9 +133,8 @@ def observe_lowering(snapshots: bool = True):
     from executorch.backends.arm.tosa.backend import TOSABackend
     from executorch.exir.pass_base import ExportedProgramPassBase
     from executorch.exir.pass_manager import ExportedProgramPassManager
-    from torch.fx.passes.infra.pass_manager import PassManager
-
     from torch.fx import Graph
+    from torch.fx.passes.infra.pass_manager import PassManager
     from torch.fx.traceback import NodeSource
 
     observer = _Observer(snapshots)
