@@ -17,7 +17,7 @@ from pathlib import Path
 from verify.compare.checks import CheckResult, compare, first_divergent_pass
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
-from verify.lowering.quantize import PrepareError, export_program
+from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 
 
@@ -48,13 +48,8 @@ class GraphVerdict:
         return "\n".join(lines)
 
 
-# Random graphs are calibrated with MinMaxObserver: same graph structure as executorch's
-# HistogramObserver recipe, and it cut a 20-op graph's preparation from ~1.3 s to ~0.3 s.
-FUZZ_CALIBRATION = "minmax"
-
-
 def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
-                 reference_sets: int = 1, calibration: str = FUZZ_CALIBRATION) -> GraphVerdict:
+                 reference_sets: int = 1, calibration: str = RANDOM_GRAPH_CALIBRATION) -> GraphVerdict:
     """Lower `spec` stock and with fastpass and compare. Export/quantize failures raise GeneratorBug:
     a drawn graph that does not build is the generator's bug, never silently filtered."""
     from generators.random import GeneratorBug
@@ -73,7 +68,7 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",
-                    calibration: str = FUZZ_CALIBRATION) -> Path:
+                    calibration: str = RANDOM_GRAPH_CALIBRATION) -> Path:
     """A runnable .py: the model, its inputs, and the one command that replays the case."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"graph-{spec.fingerprint()}.py"

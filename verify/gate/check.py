@@ -74,12 +74,11 @@ def target_for(stage: str):
 
 
 def _program(spec, target):
-    from verify.fuzz import FUZZ_CALIBRATION
-    from verify.lowering.quantize import export_program
+    from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, export_program
 
     def make():
         module, inputs = spec.build()
-        return export_program(module, inputs, target, FUZZ_CALIBRATION)  # random graphs, as the fuzz tests
+        return export_program(module, inputs, target, RANDOM_GRAPH_CALIBRATION)
 
     return _PROGRAMS.get((spec.fingerprint(), target.name), make)
 

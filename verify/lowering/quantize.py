@@ -23,6 +23,11 @@ CALIBRATIONS: dict[str, str] = {
 }
 
 
+# Random graphs (fuzz tests, gate) are calibrated `minmax`: the graph structure is what they
+# test, and it cut a 20-op graph's preparation from ~1.3 s to ~0.3 s.
+RANDOM_GRAPH_CALIBRATION = "minmax"
+
+
 def check_calibration(calibration: str) -> str:
     if calibration not in CALIBRATIONS:
         raise ValueError(f"unknown calibration {calibration!r}; known: {', '.join(CALIBRATIONS)}")
