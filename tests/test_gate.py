@@ -18,6 +18,7 @@ import pytest
 
 from verify.gate import passes as gp
 from verify.gate import run
+from verify.gate.verdict import Feature, GateVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -27,10 +28,10 @@ def ref(name: str) -> str:
     return f"{PASSES}:{name}"
 
 
-def gate(name: str, tmp_path: Path, ops: list[str], examples: int = 8, max_ops: int = 5):
+def gate(name: str, tmp_path: Path, ops: list[str], examples: int = 8, max_ops: int = 5, min_evidence: int = 2):
     cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
     return run.gate_pass(cls, ref(name), examples, "edge-fp", tmp_path, seed=0, how="direct", max_ops=max_ops,
-                         shrink_seconds=10, ops=ops)
+                         shrink_seconds=10, ops=ops, min_evidence=min_evidence)
 
 
 def assert_reproducer(verdict, kind: str) -> Path:
@@ -68,15 +69,42 @@ def test_cross_node_state_is_unsound_copy(tmp_path):
 
 def test_dtype_change_of_targeted_node_is_sound(tmp_path):
     v = gate("ChangeDtypePass", tmp_path, ["relu", "abs", "neg"], examples=4)
-    assert v.verdict == "sound", v.reason
-    assert v.copied_nodes > 0 and v.skipped_invocations > 0  # both features were really exercised
+    assert v.verdict is GateVerdict.SOUND, v.reason
+    assert v.copied_nodes > 0 and v.skipped_calls > 0  # both features were really exercised
+    # sound rests on evidence: at least K (=2) examples per claimed feature in which fastpass acted
+    skip, copy = v.evidence[Feature.SKIP], v.evidence[Feature.COPY]
+    assert skip.examples_with_action >= 2 and copy.examples_with_action >= 2
+    assert skip.examples_with_action <= skip.examples and copy.examples_with_action <= copy.examples
+    # the ops fastpass copied nodes of are drawn from the non-targeted ops of the pass's input
+    assert copy.ops_maybe_copied and "aten.relu.default" not in copy.ops_maybe_copied
+    assert set(copy.ops_maybe_copied) <= {"aten.abs.default", "aten.neg.default"}
     assert not (tmp_path / "reproducers").exists()
+
+
+def test_no_copy_ever_is_unexercised_not_sound(tmp_path):
+    """A copy-sound pass in which fastpass never copies a node (it does not retrace), on graphs
+    without its targeted op: no divergence, but nothing proves the claim."""
+    v = gate("NoRetracePass", tmp_path, ["abs", "neg"], examples=3)
+    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert v.ok and not v.verdict.fails  # does not fail CI
+    assert v.evidence[Feature.COPY].examples_with_action == 0 and v.copied_nodes == 0
+    assert "copy: 0 of 3 examples copied nodes" in v.reason
+    assert Feature.SKIP not in v.evidence  # skip_sound=False: nothing claimed there
+
+
+def test_min_evidence_decides_between_sound_and_unexercised(tmp_path):
+    """The same search is sound with K=2 and unexercised with K above the examples drawn."""
+    low = gate("ChangeDtypePass", tmp_path / "low", ["relu", "abs", "neg"], examples=3, min_evidence=1)
+    assert low.verdict is GateVerdict.SOUND, low.reason
+    high = gate("ChangeDtypePass", tmp_path / "high", ["relu", "abs", "neg"], examples=3, min_evidence=4)
+    assert high.verdict is GateVerdict.UNEXERCISED
+    assert "4 needed" in high.reason and "of 3 examples" in high.reason
 
 
 def test_call_override_inserting_nodes_is_sound(tmp_path):
     v = gate("InsertBeforeRetracePass", tmp_path, ["sigmoid", "abs", "neg"], examples=4)
-    assert v.verdict == "sound", v.reason
-    assert v.copied_nodes > 0  # copy was really exercised
+    assert v.verdict is GateVerdict.SOUND, v.reason
+    assert v.copied_nodes > 0 and v.evidence[Feature.COPY].examples_with_action >= 2  # copy really exercised
 
 
 def test_cli_gate_exit_status_json_and_junit(tmp_path):
@@ -89,15 +117,66 @@ def test_cli_gate_exit_status_json_and_junit(tmp_path):
     assert "UndeclaredRewritePass [copy] example 1/6" in proc.stderr  # progress lines
     assert "unsound-copy" in proc.stdout
     report = json.loads((tmp_path / "gate.json").read_text())
-    assert report["ok"] is False
+    assert report["ok"] is False and report["counts"]["unsound-copy"] == 1
     (entry,) = report["passes"]
     assert entry["verdict"] == "unsound-copy" and Path(entry["reproducers"]["unsound-copy"]).is_file()
+    assert entry["evidence"]["copy"]["examples"] >= 1 and "examples_with_evidence" in entry
     suite = ET.parse(tmp_path / "gate.xml").getroot()
     assert suite.get("failures") == "1" and suite.find("testcase/failure") is not None
+    props = {p.get("name"): p.get("value") for p in suite.find("testcase/properties")}
+    assert props["verdict"] == "unsound-copy" and "examples_with_evidence" in props
     assert (out / "hypothesis-db").is_dir()
     replay = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay", entry["reproducers"]["unsound-copy"]],
                             capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert replay.returncode == 1 and "DIVERGES" in replay.stdout, replay.stderr[-2000:]
+
+
+def test_cli_unexercised_exits_0_and_is_named(tmp_path):
+    """CI contract: an unexercised pass does not fail the gate (exit 0), but the summary names it,
+    and the JSON and JUnit carry the evidence it lacks."""
+    cmd = [sys.executable, "-m", "verify", "gate", "--pass", ref("NoRetracePass"), "--examples", "2",
+           "--ops", "abs,neg", "--max-ops", "2", "--min-evidence", "2", "--out", str(tmp_path / "out"),
+           "--json", str(tmp_path / "gate.json"), "--junit", str(tmp_path / "gate.xml")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "unexercised: 1 (no divergence, too little evidence): NoRetracePass" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("NoRetracePass"))
+    assert "unexercised" in row and "copy 0/2" in row
+    report = json.loads((tmp_path / "gate.json").read_text())
+    (entry,) = report["passes"]
+    assert report["ok"] is True and entry["verdict"] == "unexercised"
+    assert entry["evidence"]["copy"] == dict(entry["evidence"]["copy"], examples=2, examples_with_action=0)
+    case = ET.parse(tmp_path / "gate.xml").getroot().find("testcase")
+    props = {p.get("name"): p.get("value") for p in case.find("properties")}
+    assert props["examples_with_evidence"] == "0" and props["verdict"] == "unexercised"
+    assert props["min_evidence"] == "2"
+    assert case.find("skipped").get("message").startswith("unexercised: copy: 0 of 2")
+
+
+@pytest.mark.parametrize("content, ref_suffix, message", [
+    ("class Broken(:\n", ":Broken", "SyntaxError: invalid syntax"),
+    ("import no_such_module_anywhere\n", ":P", "ModuleNotFoundError: No module named 'no_such_module_anywhere'"),
+    ("raise RuntimeError('boom at import')\n", ":P", "RuntimeError: boom at import"),
+])
+def test_cli_bad_pass_file_is_one_line_exit_2(tmp_path, content, ref_suffix, message):
+    path = tmp_path / "user_passes.py"
+    path.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "verify", "gate", "--pass", f"{path}{ref_suffix}",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("verify gate")]
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert len(lines) == 1 and message in lines[0] and "user_passes.py" in lines[0], proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_refuses_a_class_that_is_not_a_pass_before_any_work(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "verify", "gate", "--pass", "collections:OrderedDict",
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "collections.OrderedDict, not an ExportPass subclass" in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("verify gate")]
+    assert len(lines) == 1 and not any(line.startswith("gate:") for line in proc.stderr.splitlines())
+    assert not (tmp_path / "out" / "gate.json").exists()
 
 
 def test_cli_bad_usage():

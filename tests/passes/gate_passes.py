@@ -111,3 +111,19 @@ class InsertBeforeRetracePass(ExportPass):
             x = super().call_operator(op, args, kwargs, meta)
             return super().call_operator(exir_ops.edge.aten.mul.Tensor, (x, x), {}, meta)
         return super().call_operator(op, args, kwargs, meta)
+
+
+class NoRetracePass(ExportPass):
+    """(f) unexercised under copy: claims copy-sound, but edits the graph in place and never
+    retraces, so fastpass never copies a node in it: nothing proves the copy claim."""
+
+    targeted_ops = (RELU,)
+    skip_sound = False
+    copy_sound = True
+
+    def call(self, graph_module):
+        for node in graph_module.graph.find_nodes(op="call_function", target=RELU):
+            node.target = exir_ops.edge.aten.clamp.default
+            node.args = (node.args[0], 0.0)
+        graph_module.recompile()
+        return PassResult(graph_module, False)

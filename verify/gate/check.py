@@ -25,7 +25,11 @@ from typing import Any
 from verify.gate import passes as gp
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
-STAGES = ("edge-fp", "quantized")
+# stage -> the lowering target whose pipeline it runs (a stage name says what graphs it draws:
+# edge-fp = FP graphs, quantized = TOSA-1.0+INT; the Ethos-U stages quantize with EthosUQuantizer
+# and lower through Vela, and reach what only those pipelines do, e.g. the U55-subset rewrites)
+STAGE_TARGETS = {"edge-fp": "tosa-fp", "quantized": "tosa-int", "ethos-u55": "ethos-u55", "ethos-u85": "ethos-u85"}
+STAGES = tuple(STAGE_TARGETS)
 
 
 @dataclass
@@ -39,6 +43,14 @@ class Outcome:
     copied: int = 0  # nodes fastpass copied inside the pass
     vacuous: str = ""  # why the example could not test anything (export failed, ...)
     stats: dict | None = None  # fastpass.stats() of the fast run
+    invocations: int = 0  # calls of the pass in the fast run (identical results: the stock count too)
+    observation: Any = None  # the fast run's verify.lowering.observe.Observation (pipeline mode)
+    input_ops: frozenset = frozenset()  # direct mode: call_function ops of the pass's input graph
+
+    @property
+    def identical(self) -> bool:
+        """Did this example test something and find the results identical?"""
+        return not self.diverged and not self.vacuous
 
 
 class _Cache:
@@ -70,7 +82,9 @@ def quiet():
 def target_for(stage: str):
     from verify.lowering.targets import get_target
 
-    return get_target("tosa-int" if stage == "quantized" else "tosa-fp")
+    if stage not in STAGE_TARGETS:
+        raise ValueError(f"unknown gate stage {stage!r}; known: {', '.join(STAGES)}")
+    return get_target(STAGE_TARGETS[stage])
 
 
 def _program(spec, target):
@@ -114,13 +128,51 @@ def pipeline_pass_names(target) -> set[str]:
     return _PIPELINE_NAMES[target.name]
 
 
-def _pass_stats(stats: dict | None, name: str) -> tuple[int, int]:
-    skipped = copied = 0
+@dataclass
+class PassCounts:
+    """One pass's calls in one lowering, from fastpass.stats()["per_pass"]."""
+
+    invocations: int = 0
+    skipped: int = 0  # calls fastpass skipped (no targeted op; not upstream's own should_run_pass)
+    copied: int = 0  # nodes fastpass copied inside it
+
+
+def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
+    """Class name -> its counts, for every pass called in the lowering."""
+    out: dict[str, PassCounts] = {}
     for rec in (stats or {}).get("per_pass", []) or []:
-        if rec.get("name") == name:
-            skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
-            copied += int(rec.get("copied", 0))
-    return skipped, copied
+        c = out.setdefault(rec.get("name"), PassCounts())
+        c.invocations += 1
+        c.skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
+        c.copied += int(rec.get("copied", 0))
+    return out
+
+
+def _pass_stats(stats: dict | None, name: str) -> tuple[int, int, int]:
+    c = pass_counts(stats).get(name, PassCounts())
+    return c.invocations, c.skipped, c.copied
+
+
+def op_of_target(target: str) -> str:
+    """`aten.add.Tensor` from a snapshot's node target (`<module>.<qualname>:<str(op)>`)."""
+    return target.rsplit(":", 1)[-1]
+
+
+def input_ops(observation, pass_name: str) -> frozenset[str]:
+    """The call_function ops of the graphs `pass_name` was given, as the harness snapshotted them
+    (its pass manager's previous step). Nested calls a manager does not list are not seen."""
+    if observation is None:
+        return frozenset()
+    ops: set[str] = set()
+    previous: dict[tuple[str, str], str | None] = {}
+    for step in observation.steps:
+        key = (step.phase, step.manager)
+        if step.pass_name == pass_name and step.index >= 0:
+            snap = observation.snapshots.get(previous.get(key) or "")
+            if snap is not None:
+                ops |= {op_of_target(n.target) for n in snap.nodes if n.op == "call_function"}
+        previous[key] = step.digest
+    return frozenset(ops)
 
 
 def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None) -> Outcome:
@@ -139,14 +191,16 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             fast = lower(program, target, "fast", features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]
-    skipped, copied = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else (0, 0)
+    invocations, skipped, copied = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else (0, 0, 0)
+    counts = dict(skipped=skipped, copied=copied, stats=fast.fastpass_stats, invocations=invocations,
+                  observation=fast.observation)
     if not failing:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
-        return Outcome(False, skipped=skipped, copied=copied, vacuous=vac, stats=fast.fastpass_stats)
+        return Outcome(False, vacuous=vac, **counts)
     where = first_divergent_pass(stock, fast, results)
     culprit = where.split(" ", 1)[1] if where and " " in where else None
     lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
-    return Outcome(True, failing, "\n".join(lines), where, culprit, skipped, copied, stats=fast.fastpass_stats)
+    return Outcome(True, failing, "\n".join(lines), where, culprit, **counts)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,7 +211,7 @@ _EDGE = _Cache(8)
 
 
 def edge_graph(spec, stage: str):
-    """An edge-dialect GraphModule of `spec` (FP, or quantized for `stage == "quantized"`).
+    """An edge-dialect GraphModule of `spec` (FP, or quantized for a quantized stage's target).
     Cached: passes are run on a retrace of it (`run_direct`), never on it."""
     return _EDGE.get((spec.fingerprint(), stage), lambda: _edge_graph(spec, stage))
 
@@ -167,7 +221,7 @@ def _edge_graph(spec, stage: str):
     from executorch.exir import EdgeCompileConfig, to_edge
 
     module, inputs = spec.build()
-    if stage == "quantized":
+    if target_for(stage).quantized:
         program = _program(spec, target_for(stage))
     else:
         program = torch.export.export(module.eval(), inputs)
@@ -208,7 +262,7 @@ def aten_graph(spec, stage: str):
     import torch
 
     def make():
-        if stage == "quantized":
+        if target_for(stage).quantized:
             return _program(spec, target_for(stage)).graph_module
         module, inputs = spec.build()
         return torch.export.export(module.eval(), inputs).graph_module
@@ -269,17 +323,20 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
             except Exception as exc:  # noqa: BLE001
                 outs.append((None, None))
                 errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
-    skipped, copied = _pass_stats(outs[1][1], cls.__name__)
+    invocations, skipped, copied = _pass_stats(outs[1][1], cls.__name__)
+    graph = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
+    ops = frozenset(gp.op_name(n.target) for n in graph.graph.nodes if n.op == "call_function")
+    counts = dict(skipped=skipped, copied=copied, invocations=invocations, input_ops=ops)
     if errors[0] or errors[1]:
         if errors[0] == errors[1]:
-            return Outcome(False, skipped=skipped, copied=copied, vacuous=f"pass fails in both modes: {errors[0]}")
+            return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)
         return Outcome(True, ["outcome"], f"outcome: stock: {errors[0] or 'ok'}; fast: {errors[1] or 'ok'}",
-                       "pass output", cls.__name__, skipped, copied)
+                       "pass output", cls.__name__, **counts)
     found = diff_snapshots(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
     if not found:
-        return Outcome(False, skipped=skipped, copied=copied)
+        return Outcome(False, **counts)
     detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found)
-    return Outcome(True, [n for n, _ in found], detail, "pass output", cls.__name__, skipped, copied)
+    return Outcome(True, [n for n, _ in found], detail, "pass output", cls.__name__, **counts)
 
 
 def example(spec, cls: type, mode: str, stage: str, how: str) -> Outcome:

@@ -1,12 +1,13 @@
 """Command-line entry points of the gate.
 
-    python -m verify gate [--pass REF ...] [--changed-since REV] [--examples N]
-                          [--stage edge-fp|quantized] [--junit FILE] [--json FILE] [--out DIR]
-                          [--replay REPRODUCER.py]
-    python -m verify infer REF [--examples N] [--stage edge-fp|quantized] [--json FILE]
+    python -m verify gate [--pass REF ...] [--changed-since REV] [--examples N] [--min-evidence K]
+                          [--stage edge-fp|quantized|ethos-u55|ethos-u85 ...] [--junit FILE]
+                          [--json FILE] [--out DIR] [--replay REPRODUCER.py]
+    python -m verify infer REF [--examples N] [--stage STAGE] [--json FILE]
 
-REF is `package.module:Class` or `path/to/file.py:Class`. Exit status of `gate`: 0 if every
-checked pass is sound (or untested), 1 if any is unsound or errored, 2 for bad usage.
+REF is `package.module:Class` or `path/to/file.py:Class`. Exit status of `gate`: 0 if no checked
+pass is unsound or errored (sound, unexercised and untested passes are listed), 1 if any is,
+2 for bad usage (bad pass references included, before any work).
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Feature, GateVerdict, PassVerdict, count
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
-# Defaults measured on 2 shared cores (see the gate's report): the whole registry with 100 graphs
-# per stage takes ~20-25 min; one --pass with 30 graphs per mode a few minutes.
-DEFAULT_REGISTRY_EXAMPLES = 100  # graphs per stage, each checks every annotated pass at once
+# Defaults measured on 2 shared cores (see the gate's report): a graph costs ~2-4 s per stage
+# (stock + fastpass lowering; the Ethos-U stages' Vela runs cost about as much as tosa-int on
+# these small graphs); one --pass with 30 graphs per mode takes a few minutes.
+DEFAULT_REGISTRY_EXAMPLES = 60  # graphs per stage, each checks every annotated pass at once
+DEFAULT_TOP_UP_SECONDS = 180.0  # per stage, for the passes still short of evidence
+DEFAULT_STAGES = ("edge-fp", "quantized", "ethos-u55", "ethos-u85")
 DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
 
 
@@ -43,9 +48,19 @@ def add_parsers(sub) -> None:
     gate.add_argument("--examples", type=int, default=None,
                       help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
                            f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
-    gate.add_argument("--stage", choices=STAGES, default=None,
-                      help="edge-fp (TOSA-1.0+FP pipeline / FP edge graphs) or quantized (TOSA-1.0+INT); "
-                           "default: both for the registry run, edge-fp for --pass")
+    gate.add_argument("--stage", choices=STAGES, action="append", default=None,
+                      help="edge-fp (TOSA-1.0+FP pipeline / FP edge graphs), quantized (TOSA-1.0+INT), "
+                           "ethos-u55 or ethos-u85 (EthosUQuantizer, Vela); repeatable; default: all four "
+                           "for the registry run, edge-fp for --pass (one stage only)")
+    gate.add_argument("--min-evidence", type=int, default=DEFAULT_MIN_EVIDENCE, metavar="K",
+                      help="`sound` needs K examples in which fastpass acted in the pass (copied nodes "
+                           "for copy-sound, skipped it for skip-sound); less is `unexercised` "
+                           "(default %(default)s)")
+    gate.add_argument("--top-up", type=int, default=None, metavar="N",
+                      help="registry run: after --examples, up to N more graphs per stage drawn for "
+                           "the passes still short of evidence (default: --examples)")
+    gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
+                      help="registry run: time budget of the top-up per stage (default %(default)s)")
     gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
     gate.add_argument("--ops", default=None,
                       help="comma-separated vocabulary ops (generators.random) the graphs are built from")
@@ -77,7 +92,7 @@ def _resolve_all(refs):
     out = []
     for ref in refs:
         try:
-            out.append((ref, gp.resolve(ref)))
+            out.append((ref, gp.resolve_pass(ref)))
         except gp.PassRefError as exc:
             raise SystemExit(f"verify gate: {exc}") from None
     return out
@@ -105,11 +120,12 @@ def _gate(args, explicit, out: Path):
     from verify.gate import run
 
     if explicit:
-        stage = args.stage or "edge-fp"
+        stage = args.stage[0] if args.stage else "edge-fp"
         _warm_up([stage])
         return [run.gate_pass(cls, ref, args.examples, stage, out, args.seed,
                               how="direct" if args.direct else None, max_ops=args.max_ops,
-                              shrink_seconds=args.shrink_seconds, ops=_ops(args.ops))
+                              shrink_seconds=args.shrink_seconds, ops=_ops(args.ops),
+                              min_evidence=args.min_evidence)
                 for ref, cls in explicit]
     with check.quiet():
         classes = gp.annotated_passes()
@@ -133,14 +149,16 @@ def _gate(args, explicit, out: Path):
             classes = {qn: c for qn, c in classes.items() if qn in names}
         print(f"verify gate: {'every annotation' if everything else f'{len(classes)} annotation(s)'} "
               f"changed since {args.changed_since}", file=sys.stderr)
-    stages = [args.stage] if args.stage else ["edge-fp", "quantized"]
+    stages = list(dict.fromkeys(args.stage)) if args.stage else list(DEFAULT_STAGES)
     print(f"verify gate: {len(classes)} annotated pass(es), stages {', '.join(stages)}, "
-          f"{args.examples} graph(s) per stage, artifacts in {out}", file=sys.stderr, flush=True)
+          f"{args.examples} graph(s) per stage, sound needs {args.min_evidence} example(s) of evidence, "
+          f"artifacts in {out}", file=sys.stderr, flush=True)
     if not classes:
         return []
     _warm_up(stages)
     return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
-                             args.shrink_seconds, ops=_ops(args.ops))
+                             args.shrink_seconds, ops=_ops(args.ops), min_evidence=args.min_evidence,
+                             top_up=args.top_up, top_up_seconds=args.top_up_seconds)
 
 
 def _warm_up(stages) -> None:
@@ -161,6 +179,15 @@ def cmd_gate(args) -> int:
     if args.examples < 1:
         print("verify gate: --examples must be at least 1", file=sys.stderr)
         return 2
+    if args.min_evidence < 1:
+        print("verify gate: --min-evidence must be at least 1", file=sys.stderr)
+        return 2
+    if (args.top_up is not None and args.top_up < 0) or args.top_up_seconds < 0:
+        print("verify gate: --top-up and --top-up-seconds must not be negative", file=sys.stderr)
+        return 2
+    if args.passes and args.stage and len(set(args.stage)) > 1:
+        print("verify gate: --pass runs one stage: give one --stage", file=sys.stderr)
+        return 2
     if args.since_gated and args.changed_since:
         print("verify gate: --since-gated and --changed-since name two different bases", file=sys.stderr)
         return 2
@@ -169,7 +196,8 @@ def cmd_gate(args) -> int:
         return 2
     if args.replay is not None:
         try:
-            return run.replay(args.replay, args.passes[0] if args.passes else None, args.stage)
+            return run.replay(args.replay, args.passes[0] if args.passes else None,
+                              args.stage[0] if args.stage else None)
         except (ValueError, OSError, gp.PassRefError) as exc:
             print(f"verify gate: {exc}", file=sys.stderr)
             return 2
@@ -188,71 +216,117 @@ def cmd_gate(args) -> int:
     if verdicts is None:
         return 2
     wall = time.perf_counter() - started
-    print(table(verdicts))
+    print(table(verdicts, args.min_evidence))
+    print(unexercised_line(verdicts))
     print(f"wall time {wall:.0f} s")
-    info = {"examples": args.examples, "stage": args.stage, "seed": args.seed, "wall_seconds": wall,
-            "changed_since": args.changed_since}
+    info = {"examples": args.examples, "stages": args.stage, "seed": args.seed, "wall_seconds": wall,
+            "changed_since": args.changed_since, "min_evidence": args.min_evidence}
     write_json(verdicts, out / "gate.json", info)
     if args.json:
         write_json(verdicts, args.json, info)
     if args.junit:
-        write_junit(verdicts, args.junit, wall)
+        write_junit(verdicts, args.junit, wall, args.min_evidence)
     ok = all(v.ok for v in verdicts)
-    if ok and args.record_gated:
-        try:
-            print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
-        except gp.PassRefError as exc:
-            print(f"verify gate: {exc}", file=sys.stderr)
-            return 2
+    if args.record_gated:
+        if not ok:
+            print("verify gate: not recorded: some pass is unsound or errored", file=sys.stderr)
+        else:
+            unexercised = [v.name for v in verdicts if v.verdict is GateVerdict.UNEXERCISED]
+            if unexercised:
+                print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
+                      "(no divergence, too little evidence): see the summary", file=sys.stderr)
+            try:
+                print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
+            except gp.PassRefError as exc:
+                print(f"verify gate: {exc}", file=sys.stderr)
+                return 2
     return 0 if ok else 1
 
 
-def table(verdicts) -> str:
+def _evidence_cell(v: PassVerdict, min_evidence: int) -> str:
+    """`skip 5/5 copy 2/5`: examples with evidence per claimed feature, of the K needed."""
+    parts = [f"{f.value} {v.evidence[f].examples_with_action}/{min_evidence}"
+             for f in (Feature.SKIP, Feature.COPY) if f in v.evidence]
+    return " ".join(parts) or "-"
+
+
+_ORDER = {GateVerdict.UNSOUND_SKIP: 0, GateVerdict.UNSOUND_COPY: 0, GateVerdict.ERROR: 1,
+          GateVerdict.UNEXERCISED: 2, GateVerdict.UNTESTED: 3, GateVerdict.SOUND: 4}
+
+
+def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE) -> str:
+    """One row per pass: what stock did (invoked), what fastpass did (skipped calls, copied
+    nodes), the examples that count as evidence per feature, the verdict and why."""
     if not verdicts:
         return "no pass checked"
     width = max(len(v.name) for v in verdicts)
-    lines = [f"{'pass':<{width}}  {'verdict':<13} {'how':<9} {'graphs':>6} {'skips':>5} {'copied':>6}  reason / reproducer"]
-    for v in sorted(verdicts, key=lambda v: (v.ok, v.verdict == "untested", v.name)):
-        extra = ", ".join(v.reproducers.values()) or v.reason[:100]
-        if v.verdict == "sound" and not (v.skipped_invocations or v.copied_nodes):
-            extra = extra or "fastpass never skipped nor copied in it on these graphs (vacuous)"
-        lines.append(f"{v.name:<{width}}  {v.verdict:<13} {v.how:<9} {v.examples:>6} {v.skipped_invocations:>5} "
-                     f"{v.copied_nodes:>6}  {extra}")
-    counts = {}
-    for v in verdicts:
-        counts[v.verdict] = counts.get(v.verdict, 0) + 1
-    lines.append("summary: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items())))
+    ev_width = max(len(_evidence_cell(v, min_evidence)) for v in verdicts)
+    lines = [f"{'pass':<{width}}  {'verdict':<12} {'how':<8} {'graphs':>6} {'invoked':>7} {'skipped':>7} "
+             f"{'copied':>7}  {'evidence':<{ev_width}}  reason / reproducer"]
+    for v in sorted(verdicts, key=lambda v: (_ORDER[v.verdict], v.name)):
+        extra = ", ".join(v.reproducers.values()) or v.reason[:160]
+        lines.append(f"{v.name:<{width}}  {v.verdict.value:<12} {v.how:<8} {v.examples:>6} {v.invocations:>7} "
+                     f"{v.skipped_calls:>7} {v.copied_nodes:>7}  {_evidence_cell(v, min_evidence):<{ev_width}}  "
+                     f"{extra}")
+    counts = count(verdicts)
+    lines.append("summary: " + ", ".join(f"{k.value} {n}" for k, n in counts.items()))
     return "\n".join(lines)
 
 
-def write_json(verdicts, path: Path, info: dict) -> None:
+def unexercised_line(verdicts: list[PassVerdict]) -> str:
+    """The CI summary line: unexercised passes do not fail the gate, but are named."""
+    names = sorted(v.name for v in verdicts if v.verdict is GateVerdict.UNEXERCISED)
+    if not names:
+        return "unexercised: 0"
+    return f"unexercised: {len(names)} (no divergence, too little evidence): {', '.join(names)}"
+
+
+def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"run": info, "passes": [v.to_json() for v in verdicts],
-                                "ok": all(v.ok for v in verdicts)}, indent=1, default=str))
+    document = {"run": info, "counts": {k.value: n for k, n in count(verdicts).items()},
+                "passes": [v.to_json() for v in verdicts], "ok": all(v.ok for v in verdicts)}
+    path.write_text(json.dumps(document, indent=1, default=str))
 
 
-def write_junit(verdicts, path: Path, wall: float) -> None:
-    failures = sum(v.verdict.startswith("unsound") for v in verdicts)
-    errors = sum(v.verdict == "error" for v in verdicts)
-    skipped = sum(v.verdict == "untested" for v in verdicts)
-    cases = []
+def _properties(case: ET.Element, v: PassVerdict, min_evidence: int) -> None:
+    props = ET.SubElement(case, "properties")
+    values = {"verdict": v.verdict.value, "how": v.how, "stage": v.stage, "examples": v.examples,
+              "invoked": v.invocations, "skipped_calls": v.skipped_calls, "copied_nodes": v.copied_nodes,
+              "examples_with_evidence": v.examples_with_evidence, "min_evidence": min_evidence}
+    for f, e in v.evidence.items():
+        values[f"{f.value}.examples_with_evidence"] = e.examples_with_action
+        values[f"{f.value}.examples_invoked"] = e.examples_invoked
+        if f is Feature.COPY:
+            values["copy.distinct_ops_maybe_copied"] = len(e.ops_maybe_copied)
+    for name, value in values.items():
+        ET.SubElement(props, "property", name=name, value=str(value))
+
+
+def write_junit(verdicts: list[PassVerdict], path: Path, wall: float,
+                min_evidence: int = DEFAULT_MIN_EVIDENCE) -> None:
+    """JUnit XML: unsound = failure, error = error, unexercised/untested = skipped (not proven);
+    every case carries its evidence as properties. Built with ElementTree like
+    verify/report/files.py's writer (that one is typed to run reports, so not shared)."""
+    counts = count(verdicts)
+    suite = ET.Element("testsuite", name="verify.gate", tests=str(len(verdicts)),
+                       failures=str(counts[GateVerdict.UNSOUND_SKIP] + counts[GateVerdict.UNSOUND_COPY]),
+                       errors=str(counts[GateVerdict.ERROR]),
+                       skipped=str(counts[GateVerdict.UNEXERCISED] + counts[GateVerdict.UNTESTED]),
+                       time=f"{wall:.3f}")
     for v in verdicts:
         module, _, name = v.qualname.rpartition(".")
-        body = ""
+        case = ET.SubElement(suite, "testcase", classname=module or "gate", name=name or v.name,
+                             time=f"{v.seconds:.3f}")
+        _properties(case, v, min_evidence)
         message = v.reason + ("; reproducer: " + ", ".join(v.reproducers.values()) if v.reproducers else "")
-        if v.verdict.startswith("unsound"):
-            body = f"<failure type={quoteattr(v.verdict)} message={quoteattr(message[:500])}>{escape(message)}</failure>"
-        elif v.verdict == "error":
-            body = f"<error type=\"error\" message={quoteattr(message[:500])}>{escape(message)}</error>"
-        elif v.verdict == "untested":
-            body = f"<skipped message={quoteattr(message[:500])}/>"
-        cases.append(f'  <testcase classname={quoteattr(module or "gate")} name={quoteattr(name or v.name)} '
-                     f'time="{v.seconds:.3f}">{body}</testcase>')
-    xml = (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="verify.gate" tests="{len(verdicts)}" '
-           f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="{wall:.3f}">\n'
-           + "\n".join(cases) + "\n</testsuite>\n")
+        if v.verdict.is_unsound:
+            ET.SubElement(case, "failure", type=v.verdict.value, message=message[:500]).text = message
+        elif v.verdict is GateVerdict.ERROR:
+            ET.SubElement(case, "error", type="error", message=message[:500]).text = message
+        elif v.verdict in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED):
+            ET.SubElement(case, "skipped", message=f"{v.verdict.value}: {message}"[:500])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(xml)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
 
 
 def cmd_infer(args) -> int:
@@ -260,7 +334,7 @@ def cmd_infer(args) -> int:
     from verify.gate.infer import format_report, infer
 
     try:
-        cls = gp.resolve(args.ref)
+        cls = gp.resolve_pass(args.ref)
     except gp.PassRefError as exc:
         print(f"verify infer: {exc}", file=sys.stderr)
         return 2

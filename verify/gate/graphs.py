@@ -25,20 +25,24 @@ def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = No
     return hit, miss
 
 
-def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None):
+def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both"):
     """Graphs for a pass: only targeted ops; none of them; and neighbours (the targeted ops mixed
-    with a few others). `ops` restricts the vocabulary."""
+    with a few others). `ops` restricts the vocabulary.
+
+    `want` narrows the mix to what a feature needs as evidence: "copy" keeps the branches with
+    targeted ops *and* other ops (the pass runs, and has cold nodes to copy), "skip" keeps the
+    graphs without targeted ops (the pass has nothing to do); "both" is the full mix."""
     from hypothesis import strategies as st
 
     from generators.random import graphs
 
     hit, miss = vocabulary_split(targeted_ops, ops)
     branches = []
-    if hit:
+    if hit and (want == "both" or (want == "copy" and not miss)):
         branches.append(graphs(1, max_ops, ops=hit))
-    if miss:
+    if miss and want in ("both", "skip"):
         branches.append(graphs(1, max_ops, ops=miss))
-    if hit and miss:
+    if hit and miss and want in ("both", "copy"):
         mixed = st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
             lambda extra: graphs(1, max_ops, ops=hit + extra))
         branches += [mixed, mixed]  # the most informative for copy: weigh it double

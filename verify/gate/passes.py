@@ -55,13 +55,21 @@ def resolve(ref: str) -> type:
             spec = importlib.util.spec_from_file_location(mod_name, path)
             module = importlib.util.module_from_spec(spec)
             sys.modules[mod_name] = module
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except BaseException as exc:  # noqa: BLE001 - a user's file: any failure is bad input
+                sys.modules.pop(mod_name, None)
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                raise PassRefError(f"cannot load {where!r}: {_one_line(exc)}") from None
             _LOADED_FILES[str(path)] = module
     else:
         try:
             module = importlib.import_module(where)
         except ImportError as exc:
             raise PassRefError(f"cannot import {where!r}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - the module exists but fails while importing
+            raise PassRefError(f"cannot import {where!r}: {_one_line(exc)}") from None
     obj = module
     for part in name.split("."):
         obj = getattr(obj, part, None)
@@ -70,6 +78,27 @@ def resolve(ref: str) -> type:
     if not isinstance(obj, type):
         raise PassRefError(f"{ref!r} is not a class")
     return obj
+
+
+def resolve_pass(ref: str) -> type:
+    """`resolve(ref)`, refusing anything but an ExportPass subclass: fastpass's skip and copy only
+    ever apply to ExportPass calls, so any other class has nothing the gate could prove."""
+    from executorch.exir.pass_base import ExportPass
+
+    cls = resolve(ref)
+    if not issubclass(cls, ExportPass):
+        raise PassRefError(f"{ref!r} is {cls.__module__}.{cls.__qualname__}, not an ExportPass subclass "
+                           "(fastpass skips and copies only in ExportPass calls)")
+    return cls
+
+
+def _one_line(exc: BaseException) -> str:
+    """`SyntaxError: invalid syntax (passes.py, line 3)`: the exception, without a traceback."""
+    if isinstance(exc, SyntaxError):
+        where = f" ({Path(exc.filename or '?').name}, line {exc.lineno})"
+        return f"SyntaxError: {exc.msg}{where}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
 def import_pass_modules() -> None:

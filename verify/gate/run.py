@@ -1,59 +1,34 @@
 """Drive the gate with Hypothesis: search for a graph on which fastpass changes a pass's result,
-shrink it, save it as a reproducer, and turn the search into a verdict per pass.
+shrink it, save it as a reproducer, and turn the search and its evidence into a verdict per pass
+(verify.gate.verdict: `sound` only where fastpass acted in the pass at least K times).
 
 Two drivers:
 
-* `gate_pass`: one pass (`--pass`), one Hypothesis search per mode (skip, copy), fastpass
-  enabled for that pass only; pipeline mode if the TOSA pipeline invokes the pass, else direct.
+* `gate_pass`: one pass (`--pass`), one Hypothesis search per claimed feature (skip, copy),
+  fastpass enabled for that pass only; pipeline mode if the stage's pipeline invokes the pass,
+  else direct.
 * `gate_registry`: the whole registry. Per stage, one Hypothesis search whose every example
   lowers a graph stock and once with fastpass ("skip"+"copy") for *all* annotated passes still
   under test; the harness localises a divergence to the first pass whose output differs, the
   search shrinks the graph while it still diverges at that pass, the pass is then classified
   alone (skip only, copy only), taken out of the active set, and the search resumes. So one
   pair of lowerings checks ~150 passes at once, yet each unsound verdict is a single pass's,
-  with a minimal reproducer.
+  with a minimal reproducer. After the main budget, top-up rounds draw graphs only for the
+  passes still short of evidence, biased to what each lacks (graphs with its targeted ops for
+  copy, without them for skip), within a graph and time budget.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import strategy_for
-
-VERDICTS = ("sound", "unsound-copy", "unsound-skip", "error", "untested")
-
-
-@dataclass
-class PassVerdict:
-    qualname: str
-    name: str
-    ref: str
-    verdict: str = "sound"
-    reason: str = ""
-    how: str = ""  # pipeline / direct / batch
-    stage: str = ""
-    annotation: dict = field(default_factory=dict)
-    reproducers: dict = field(default_factory=dict)  # verdict -> path
-    examples: int = 0
-    skipped_invocations: int = 0  # examples in which fastpass skipped the pass
-    copied_nodes: int = 0
-    modes: dict = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict in ("sound", "untested")
-
-    def to_json(self) -> dict:
-        d = asdict(self)
-        d["exercised"] = bool(self.skipped_invocations or self.copied_nodes)
-        return d
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, Feature, GateVerdict, PassVerdict
 
 
 class Divergence(Exception):
@@ -126,8 +101,9 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 # reproducers
 
 
-def write_reproducer(out: Path, v: PassVerdict, verdict: str, mode: str, spec, outcome: check.Outcome,
+def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str, spec, outcome: check.Outcome,
                      how: str, stage: str, exclude: list[str] | None = None) -> Path:
+    verdict = GateVerdict(verdict).value
     folder = out / "reproducers"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{v.name}-{verdict}.py"
@@ -177,14 +153,33 @@ def how_to_run(cls: type, stage: str) -> str:
 
 
 def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
+    from fastpass.annotations import lookup
+
     qn = gp.qualname(cls)
-    return PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
-                       annotation=gp.describe_annotation(cls))
+    v = PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
+                    annotation=gp.describe_annotation(cls))
+    claim = Claim.of(lookup(cls))
+    v.waived = dict(claim.waived)
+    for feature in claim.features:
+        v.evidence_for(feature)
+    return v
+
+
+def untargeted_ops(outcome: check.Outcome, cls: type, copied: int) -> frozenset[str]:
+    """The ops of the pass's input graph fastpass may have copied (not targeted), when it copied
+    `copied` nodes in it and the results were identical: see verdict.Evidence."""
+    from fastpass.annotations import lookup
+
+    if not copied or not outcome.identical:
+        return frozenset()
+    ops = outcome.input_ops or check.input_ops(outcome.observation, cls.__name__)
+    targeted = {gp.op_name(o) for o in lookup(cls).targeted_ops}
+    return frozenset(op for op in ops if op not in targeted)
 
 
 def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int | None = None,
               how: str | None = None, max_ops: int = 4, shrink_seconds: float = 300.0,
-              ops: list[str] | None = None) -> PassVerdict:
+              ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE) -> PassVerdict:
     from fastpass.annotations import lookup
 
     start = time.perf_counter()
@@ -193,30 +188,32 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     v.stage = stage
     ann = lookup(cls)
     if not (ann.skip_sound or ann.copy_sound):
-        v.verdict, v.reason = "error", "the pass has no skip- or copy-sound annotation (nothing to check)"
+        v.verdict, v.reason = GateVerdict.ERROR, "the pass has no skip- or copy-sound annotation (nothing to check)"
         return v
     try:
         v.how = how or how_to_run(cls, stage)
     except Exception as exc:  # noqa: BLE001
-        v.verdict, v.reason = "error", f"cannot decide how to run it: {exc}"
+        v.verdict, v.reason = GateVerdict.ERROR, f"cannot decide how to run it: {exc}"
         return v
-    strategy = strategy_for(ann.targeted_ops, max_ops, ops)
-    modes = [m for m, on in (("skip", ann.skip_sound and ann.targeted_ops), ("copy", ann.copy_sound)) if on]
     unsound = []
-    for mode in modes:
-        counts = {"examples": 0, "vacuous": 0, "exercised": 0}
+    for feature in list(v.evidence):
+        mode = feature.value
+        evidence = v.evidence[feature]
+        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode)
+        counts = {"examples": 0, "vacuous": 0}
 
-        def on_example(spec, o, shrinking, mode=mode, counts=counts):
+        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence):
             if shrinking:
                 return
             counts["examples"] += 1
             counts["vacuous"] += bool(o.vacuous)
-            counts["exercised"] += bool(o.skipped if mode == "skip" else o.copied)
-            v.skipped_invocations += o.skipped
-            v.copied_nodes += o.copied
+            if o.vacuous and "vacuous_reason" not in counts:
+                counts["vacuous_reason"] = o.vacuous[:200]
+            evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied))
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
             _log(f"  {v.name} [{mode}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
-                 f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied})")
+                 f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied}; "
+                 f"evidence {evidence.examples_with_action}/{min_evidence})")
 
         def body(spec, mode=mode):
             try:
@@ -229,25 +226,29 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             spec, outcome = hypothesis_search(f"gate:{v.qualname}:{mode}:{stage}:{v.how}", strategy, body,
                                               examples, out, seed, shrink_seconds, on_example=on_example)
         except Exception as exc:  # noqa: BLE001
-            v.verdict, v.reason = "error", f"search failed: {type(exc).__name__}: {exc}"[:500]
+            v.verdict, v.reason = GateVerdict.ERROR, f"search failed: {type(exc).__name__}: {exc}"[:500]
             v.seconds = time.perf_counter() - start
             return v
         v.examples += counts["examples"]
         v.modes[mode] = dict(counts, diverged=spec is not None)
         if spec is not None:
-            verdict = f"unsound-{mode}"
+            verdict = GateVerdict.unsound(feature)
             path = write_reproducer(out, v, verdict, mode, spec, outcome, v.how, stage)
-            v.reproducers[verdict] = str(path)
+            v.reproducers[verdict.value] = str(path)
             v.modes[mode].update(detail=outcome.detail, where=outcome.where, graph=spec.describe())
             unsound.append((verdict, outcome))
-            _log(f"gate: {v.name}: {verdict}; shrunk to {len(spec)} op(s); reproducer {path}")
+            _log(f"gate: {v.name}: {verdict.value}; shrunk to {len(spec)} op(s); reproducer {path}")
         elif counts["examples"] and counts["vacuous"] == counts["examples"]:
             v.modes[mode]["note"] = "every example was vacuous"
     if unsound:
         v.verdict = unsound[0][0]  # skip is checked first
-        v.reason = "; ".join(f"{verdict}: {o.detail.splitlines()[0] if o.detail else ''}" for verdict, o in unsound)
+        v.reason = "; ".join(f"{verdict.value}: {o.detail.splitlines()[0] if o.detail else ''}"
+                             for verdict, o in unsound)
     elif v.modes and all(m.get("note") for m in v.modes.values()):
-        v.verdict, v.reason = "error", "no example could be run: " + "every example was vacuous"
+        first = next((m["vacuous_reason"] for m in v.modes.values() if m.get("vacuous_reason")), "")
+        v.verdict, v.reason = GateVerdict.ERROR, f"no example could be run: every example was vacuous ({first})"
+    else:
+        v.judge(min_evidence)
     v.seconds = time.perf_counter() - start
     return v
 
@@ -255,7 +256,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 def replay(path: Path, ref: str | None, stage: str | None) -> int:
     info = parse_reproducer(path)
     ref = ref or info.get("gate-pass")
-    cls = gp.resolve(ref)
+    cls = gp.resolve_pass(ref)
     gp.ensure_annotation(cls)
     stage = stage or info.get("gate-stage", "edge-fp")
     how = info.get("gate-how") or how_to_run(cls, stage)
@@ -280,130 +281,203 @@ def replay(path: Path, ref: str | None, stage: str | None) -> int:
 # the whole registry
 
 
-def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
-                  max_ops: int = 4, shrink_seconds: float = 300.0, max_culprits: int = 10,
-                  direct_examples: int = 3, ops: list[str] | None = None) -> list[PassVerdict]:
-    from fastpass.annotations import lookup
+class _Registry:
+    """The whole-registry run's state: verdicts, which passes are still under test per stage,
+    and the evidence each has gathered so far."""
 
-    verdicts = {qn: make_verdict(cls) for qn, cls in classes.items()}
-    by_name: dict[str, list[str]] = {}
-    for qn, cls in classes.items():
-        by_name.setdefault(cls.__name__, []).append(qn)
-    tested: set[str] = set()
-    for stage in stages:
-        target = check.target_for(stage)
-        invoked = check.pipeline_pass_names(target)
-        active = {qn for qn, cls in classes.items() if cls.__name__ in invoked
-                  and verdicts[qn].verdict == "sound"}
-        tested |= active
-        _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
-             f"{examples} graph(s)")
-        stage_start = time.perf_counter()
+    def __init__(self, classes: dict[str, type], out: Path, seed: int | None, max_ops: int,
+                 shrink_seconds: float, ops: list[str] | None, min_evidence: int) -> None:
+        self.classes, self.out, self.seed, self.max_ops = classes, out, seed, max_ops
+        self.shrink_seconds, self.ops, self.min_evidence = shrink_seconds, ops, min_evidence
+        self.verdicts = {qn: make_verdict(cls) for qn, cls in classes.items()}
+        self.by_name: dict[str, list[str]] = {}
+        for qn, cls in classes.items():
+            self.by_name.setdefault(cls.__name__, []).append(qn)
+        self.excluded: set[str] = set()
+        self.rounds = 0
+
+    def lacking(self, qn: str) -> list[Feature]:
+        """The claimed features of a pass with fewer than K examples of evidence."""
+        return [f for f, e in self.verdicts[qn].evidence.items() if e.examples_with_action < self.min_evidence]
+
+    def record(self, active: set[str], outcome: check.Outcome) -> None:
+        """Count one example's evidence for every pass under test (identical results only)."""
+        counts = check.pass_counts(outcome.stats)
+        for qn in active:
+            v = self.verdicts[qn]
+            c = counts.get(self.classes[qn].__name__, check.PassCounts())
+            v.examples += 1
+            copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
+            for feature, evidence in v.evidence.items():
+                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops)
+
+    def search(self, stage: str, active: set[str], strategy_of: Callable[[list[str]], Any], budget: int,
+               label: str, deadline: float | None = None, until: Callable[[], bool] | None = None) -> int:
+        """Search `budget` graphs from `strategy_of(sorted active)`; on a divergence, pin it on its
+        pass, classify it, drop it from `active` and go on with the rest. Returns graphs lowered."""
         done = 0
-        excluded: set[str] = {qn for qn in classes if verdicts[qn].verdict != "sound"}
-        for _round in range(max_culprits + 1):
-            if not active:
+        max_culprits = 10
+        for _culprit in range(max_culprits + 1):
+            if not active or done >= budget or (until is not None and until()):
                 break
             names = sorted(active)
-            from hypothesis import strategies as st
-
-            strategy = st.sampled_from(names).flatmap(
-                lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops))
-            keep = [classes[qn] for qn in names]
+            keep = [self.classes[qn] for qn in names]
             counter = {"n": 0}
+            self.rounds += 1
 
             def body(spec, keep=keep):
+                if deadline is not None and time.monotonic() > deadline:
+                    return check.Outcome(False, vacuous="time budget spent")
                 try:
                     return check.pipeline_example(spec, None, "both", stage, keep=keep)
                 except Exception as exc:  # noqa: BLE001
                     return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
 
-            def on_example(spec, o, shrinking, counter=counter, active=active):
-                if shrinking:
+            def on_example(spec, o, shrinking, counter=counter):
+                if shrinking or o.vacuous == "time budget spent":
                     return
                 counter["n"] += 1
-                for rec in (o.stats or {}).get("per_pass", []) or []:
-                    for qn in by_name.get(rec.get("name"), ()):
-                        if qn in active:
-                            verdicts[qn].skipped_invocations += int(rec.get("skip_reason") == "no-targeted-ops")
-                            verdicts[qn].copied_nodes += int(rec.get("copied", 0))
+                self.record(active, o)
                 status = f"DIVERGES at {o.where}" if o.diverged else (
                     "vacuous: " + o.vacuous[:80] if o.vacuous else "same")
-                _log(f"  [{stage}] graph {done + counter['n']}/{examples}: {len(spec)} op(s) "
-                     f"{','.join(spec.op_names())} -> {status}")
+                short = sum(1 for qn in active if self.lacking(qn))
+                _log(f"  [{stage}{label}] graph {done + counter['n']}/{budget}: {len(spec)} op(s) "
+                     f"{','.join(spec.op_names())} -> {status}; {short} pass(es) short of evidence")
 
             same = lambda o, first: o.culprit == first.culprit  # noqa: E731
-            remaining = max(1, examples - done)
-            spec, outcome = hypothesis_search(f"gate-registry:{stage}", strategy, body, remaining, out,
-                                              None if seed is None else seed + _round,
-                                              shrink_seconds, same_failure=same, on_example=on_example)
+            spec, outcome = hypothesis_search(f"gate-registry:{stage}{label}", strategy_of(names), body,
+                                              max(1, budget - done), self.out,
+                                              None if self.seed is None else self.seed + self.rounds,
+                                              self.shrink_seconds, same_failure=same, on_example=on_example)
             done += counter["n"]
-            for qn in active:
-                verdicts[qn].examples += counter["n"]
             if spec is None:
                 break
-            culprits = [qn for qn in by_name.get(outcome.culprit or "", []) if qn in active]
+            culprits = [qn for qn in self.by_name.get(outcome.culprit or "", []) if qn in active]
             if not culprits:
                 _log(f"gate: divergence at {outcome.where}, not an annotated pass under test; "
                      f"reproducer kept, search stops for stage {stage}")
-                v = PassVerdict("<unattributed>", "unattributed", "-", "error",
+                v = PassVerdict("<unattributed>", "unattributed", "-", GateVerdict.ERROR,
                                 f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
-                v.reproducers["error"] = str(write_reproducer(out, v, "error", "both", spec, outcome, "pipeline", stage))
-                verdicts[f"<unattributed:{stage}>"] = v
+                v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(
+                    self.out, v, GateVerdict.ERROR, "both", spec, outcome, "pipeline", stage))
+                self.verdicts[f"<unattributed:{stage}>"] = v
+                active.clear()
                 break
             qn = culprits[0]
-            v = verdicts[qn]
-            classify(v, classes[qn], spec, outcome, stage, out, keep, sorted(excluded))
+            classify(self.verdicts[qn], self.classes[qn], spec, outcome, stage, self.out, keep,
+                     sorted(self.excluded))
             active.discard(qn)
-            excluded.add(qn)
-            if done >= examples:
-                break
-        _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s")
+            self.excluded.add(qn)
+        return done
+
+
+def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want: Callable[[str], str]):
+    """A strategy over `names`: pick a pass, draw a graph biased to its targeted ops (`want(qn)`:
+    "both", or the feature it lacks evidence for)."""
+    from fastpass.annotations import lookup
+    from hypothesis import strategies as st
+
+    def strategy_of(names: list[str]):
+        return st.sampled_from(names).flatmap(
+            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=want(qn)))
+
+    return strategy_of
+
+
+def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
+                  max_ops: int = 4, shrink_seconds: float = 300.0, direct_examples: int = 3,
+                  ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
+                  top_up: int | None = None, top_up_seconds: float = 300.0) -> list[PassVerdict]:
+    """Gate every pass in `classes`: `examples` graphs per stage for all passes the stage's
+    pipeline invokes, then up to `top_up` graphs (default: `examples`) and `top_up_seconds` per
+    stage drawn for the passes still short of `min_evidence`; passes no stage invokes run
+    directly (`direct_examples` graphs per feature) or are `untested`."""
+    reg = _Registry(classes, out, seed, max_ops, shrink_seconds, ops, min_evidence)
+    top_up = examples if top_up is None else top_up
+    tested: set[str] = set()
+    for stage in stages:
+        target = check.target_for(stage)
+        invoked = check.pipeline_pass_names(target)
+        active = {qn for qn, cls in classes.items() if cls.__name__ in invoked
+                  and reg.verdicts[qn].verdict is GateVerdict.SOUND}
+        tested |= active
         for qn in active:
-            verdicts[qn].how = "batch"
-            verdicts[qn].stage = (verdicts[qn].stage + "," if verdicts[qn].stage else "") + stage
+            v = reg.verdicts[qn]
+            v.how = "batch"
+            v.stage = (v.stage + "," if v.stage else "") + stage
+        _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
+             f"{examples} graph(s), then up to {top_up} for passes short of {min_evidence} examples of evidence")
+        stage_start = time.perf_counter()
+        done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), examples, "")
+        short = {qn for qn in active if reg.lacking(qn)}
+        _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
+             f"{len(short)} pass(es) short of evidence")
+        if short and top_up > 0:
+            # Passes with evidence stay active (fastpass on for them: as it is used), but the graphs
+            # are drawn for the passes still short, biased to the feature each lacks.
+            def want(qn: str) -> str:
+                lacking = reg.lacking(qn)
+                return lacking[0].value if len(lacking) == 1 else "both"
+
+            def strategy_of(names: list[str]):
+                return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if reg.lacking(qn))
+                                                            or names)
+
+            top_start = time.perf_counter()
+            more = reg.search(stage, active, strategy_of, top_up, ":top-up",
+                              deadline=time.monotonic() + top_up_seconds,
+                              until=lambda: not any(reg.lacking(qn) for qn in active))
+            short = {qn for qn in active if reg.lacking(qn)}
+            _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
+                 f"{len(short)} pass(es) still short of evidence")
     # passes no stage's pipeline invokes: run them directly, one by one
+    direct_stage = "edge-fp" if "edge-fp" in stages else stages[0]
+    pipelines = "/".join(check.target_for(s).name for s in stages)
     for qn, cls in classes.items():
         if qn in tested:
             continue
         if direct_examples <= 0:
-            verdicts[qn].verdict, verdicts[qn].reason = "untested", "not invoked by the pipelines (direct runs disabled)"
+            v = reg.verdicts[qn]
+            v.verdict, v.reason = GateVerdict.UNTESTED, f"not invoked by the {pipelines} pipelines (direct runs disabled)"
             continue
-        v = gate_pass(cls, None, direct_examples, stages[0], out, seed, how="direct", max_ops=max_ops,
-                      shrink_seconds=shrink_seconds, ops=ops)
-        if v.verdict == "error" and "vacuous" in v.reason:
-            v.verdict = "untested"
-            v.reason = ("not invoked by the " + "/".join(check.target_for(s).name for s in stages)
-                        + " pipelines, and it cannot run standalone on edge graphs")
-        verdicts[qn] = v
-    return list(verdicts.values())
+        v = gate_pass(cls, None, direct_examples, direct_stage, out, seed, how="direct", max_ops=max_ops,
+                      shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+        if v.verdict is GateVerdict.ERROR and "vacuous" in v.reason:
+            v.verdict = GateVerdict.UNTESTED
+            v.reason = (f"not invoked by the {pipelines} pipelines, and it cannot run standalone on "
+                        f"{direct_stage} graphs: {_first_vacuous_reason(v)}")
+        reg.verdicts[qn] = v
+    for v in reg.verdicts.values():
+        v.judge(min_evidence)
+    return list(reg.verdicts.values())
+
+
+def _first_vacuous_reason(v: PassVerdict) -> str:
+    return next((m["vacuous_reason"] for m in v.modes.values() if m.get("vacuous_reason")),
+                "every example was vacuous")
 
 
 def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str, out: Path, keep: list,
              exclude: list[str]) -> None:
     """Re-run the shrunk graph with the same annotated passes, skip only and copy only; a feature
     is blamed if the first divergence is still this pass."""
-    from fastpass.annotations import lookup
-
-    ann = lookup(cls)
     v.how, v.stage = "pipeline", stage
     found = []
-    for mode, on in (("skip", ann.skip_sound and ann.targeted_ops), ("copy", ann.copy_sound)):
-        if not on:
-            continue
-        o = check.pipeline_example(spec, cls, mode, stage, keep=keep)
-        v.modes[mode] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
+    for feature in list(v.evidence):
+        o = check.pipeline_example(spec, cls, feature.value, stage, keep=keep)
+        v.modes[feature.value] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
         if o.diverged and o.culprit == cls.__name__:
-            verdict = f"unsound-{mode}"
-            v.reproducers[verdict] = str(write_reproducer(out, v, verdict, mode, spec, o, "pipeline", stage, exclude))
+            verdict = GateVerdict.unsound(feature)
+            v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, feature.value, spec, o,
+                                                                "pipeline", stage, exclude))
             found.append((verdict, o))
     if found:
         v.verdict = found[0][0]
-        v.reason = "; ".join(f"{verdict} at {o.where}: {o.detail.splitlines()[0]}" for verdict, o in found)
+        v.reason = "; ".join(f"{verdict.value} at {o.where}: {o.detail.splitlines()[0]}" for verdict, o in found)
     else:
-        v.verdict = "error"
+        v.verdict = GateVerdict.ERROR
         v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
                     f"(skip+copy): {outcome.detail.splitlines()[0]}")
-        v.reproducers["error"] = str(write_reproducer(out, v, "error", "both", spec, outcome, "pipeline", stage,
-                                                      exclude))
-    _log(f"gate: {v.name}: {v.verdict}; graph of {len(spec)} op(s); {v.reason[:200]}")
+        v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(out, v, GateVerdict.ERROR, "both", spec,
+                                                                      outcome, "pipeline", stage, exclude))
+    _log(f"gate: {v.name}: {v.verdict.value}; graph of {len(spec)} op(s); {v.reason[:200]}")

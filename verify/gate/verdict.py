@@ -1,0 +1,207 @@
+"""A gate verdict and what it rests on: the one place that says what `sound` means.
+
+A pass is `sound` only when fastpass actually acted in it on the drawn graphs and the results
+stayed identical: for a copy-sound annotation at least K examples in which fastpass copied
+nodes of that pass, for a skip-sound one at least K examples in which it skipped the pass.
+Without a divergence but with less evidence than that, the verdict is `unexercised` (a search
+that never made fastpass act proves nothing), distinct from `untested` (no pipeline invokes the
+pass and it cannot run standalone). The evidence travels with the verdict into the table, the
+JSON and the JUnit properties, so a reader sees what each "sound" rests on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+DEFAULT_MIN_EVIDENCE = 5
+
+
+class Feature(str, Enum):
+    """The fastpass feature an annotation claims sound (the names `fastpass.enabled` takes)."""
+
+    SKIP = "skip"
+    COPY = "copy"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class GateVerdict(str, Enum):
+    SOUND = "sound"  # no divergence, and enough evidence that fastpass acted in the pass
+    UNEXERCISED = "unexercised"  # no divergence, but too little evidence (what was missing: reason)
+    UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
+    UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (reproducer saved)
+    UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (reproducer saved)
+    ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def unsound(cls, feature: Feature) -> "GateVerdict":
+        return cls.UNSOUND_SKIP if Feature(feature) is Feature.SKIP else cls.UNSOUND_COPY
+
+    @property
+    def is_unsound(self) -> bool:
+        return self in (GateVerdict.UNSOUND_SKIP, GateVerdict.UNSOUND_COPY)
+
+    @property
+    def fails(self) -> bool:
+        """Does this verdict fail CI (and block recording the gated revision)?"""
+        return self.is_unsound or self is GateVerdict.ERROR
+
+
+@dataclass
+class Evidence:
+    """What fastpass did in one pass with one feature on, summed over a gate run's examples.
+
+    `examples_with_action` counts examples with identical results in which fastpass acted in
+    the pass (skipped a call of it / copied nodes inside it): the number `sound` rests on.
+    `ops_maybe_copied` maps an op to the examples in which it was in the pass's input graph,
+    not targeted, while fastpass copied nodes there: fastpass.stats() counts copied nodes per
+    pass call, not per op, so this is the set the copied nodes were drawn from (an upper bound
+    on the distinct ops copied), derived from the harness's snapshot of the pass's input."""
+
+    feature: Feature
+    examples: int = 0  # examples checked with the feature on for this pass
+    examples_invoked: int = 0  # ... in which the pipeline invoked the pass at least once
+    invocations: int = 0  # calls of the pass (the stock pipeline's: results were identical)
+    examples_with_action: int = 0
+    skipped_calls: int = 0
+    copied_nodes: int = 0
+    ops_maybe_copied: dict[str, int] = field(default_factory=dict)
+
+    def add(self, invocations: int, skipped: int, copied: int, identical: bool,
+            ops: set[str] | frozenset = frozenset()) -> None:
+        """One example's counts for this pass."""
+        self.examples += 1
+        self.examples_invoked += bool(invocations)
+        self.invocations += invocations
+        self.skipped_calls += skipped
+        self.copied_nodes += copied
+        acted = skipped if self.feature is Feature.SKIP else copied
+        if acted and identical:
+            self.examples_with_action += 1
+        if copied and identical:
+            for op in ops:
+                self.ops_maybe_copied[op] = self.ops_maybe_copied.get(op, 0) + 1
+
+    @property
+    def action(self) -> str:
+        return "skipped" if self.feature is Feature.SKIP else "copied nodes"
+
+    def to_json(self) -> dict:
+        return {"feature": self.feature.value, "examples": self.examples, "examples_invoked": self.examples_invoked,
+                "invocations": self.invocations, "examples_with_action": self.examples_with_action,
+                "skipped_calls": self.skipped_calls, "copied_nodes": self.copied_nodes,
+                "distinct_ops_maybe_copied": len(self.ops_maybe_copied),
+                "ops_maybe_copied": dict(sorted(self.ops_maybe_copied.items()))}
+
+
+@dataclass
+class Claim:
+    """What an annotation claims, as the gate checks it: which features need evidence, and why
+    a claimed feature needs none (e.g. skip-sound without targeted ops: fastpass never skips)."""
+
+    features: tuple[Feature, ...]
+    waived: dict[Feature, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, annotation: Any) -> "Claim":
+        features, waived = [], {}
+        if annotation.skip_sound:
+            if annotation.targeted_ops:
+                features.append(Feature.SKIP)
+            else:
+                waived[Feature.SKIP] = "skip-sound without targeted ops: fastpass never skips it"
+        if annotation.copy_sound:
+            features.append(Feature.COPY)
+        return cls(tuple(features), waived)
+
+
+@dataclass
+class PassVerdict:
+    qualname: str
+    name: str
+    ref: str
+    verdict: GateVerdict = GateVerdict.SOUND
+    reason: str = ""
+    how: str = ""  # pipeline / direct / batch
+    stage: str = ""
+    annotation: dict = field(default_factory=dict)
+    reproducers: dict = field(default_factory=dict)  # verdict value -> path
+    examples: int = 0
+    evidence: dict[Feature, Evidence] = field(default_factory=dict)
+    waived: dict[Feature, str] = field(default_factory=dict)
+    modes: dict = field(default_factory=dict)  # per feature: the search's own record (diverged, detail)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Not a failure: sound, unexercised or untested."""
+        return not self.verdict.fails
+
+    def evidence_for(self, feature: Feature) -> Evidence:
+        if feature not in self.evidence:
+            self.evidence[feature] = Evidence(feature)
+        return self.evidence[feature]
+
+    @property
+    def skipped_calls(self) -> int:
+        return sum(e.skipped_calls for e in self.evidence.values())
+
+    @property
+    def copied_nodes(self) -> int:
+        return sum(e.copied_nodes for e in self.evidence.values())
+
+    @property
+    def invocations(self) -> int:
+        """Stock calls of the pass, over the examples of its first checked feature (in the
+        registry run both features share each example: counting both would double it)."""
+        return next(iter(self.evidence.values())).invocations if self.evidence else 0
+
+    @property
+    def examples_with_evidence(self) -> int:
+        """The weakest claimed feature's count: what the verdict rests on."""
+        counts = [self.evidence[f].examples_with_action for f in self.evidence]
+        return min(counts) if counts else 0
+
+    def judge(self, min_evidence: int) -> None:
+        """Turn a search without divergence into `sound` or `unexercised` by the evidence."""
+        if self.verdict is not GateVerdict.SOUND:
+            return
+        claimed = [f for f in (Feature.SKIP, Feature.COPY) if f in self.evidence]
+        missing = []
+        for feature in claimed:
+            e = self.evidence[feature]
+            if e.examples_with_action < min_evidence:
+                missing.append(f"{feature.value}: {e.examples_with_action} of {e.examples} examples {e.action} "
+                               f"(pass invoked in {e.examples_invoked}; {min_evidence} needed)")
+        notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]
+        if not claimed:
+            self.verdict = GateVerdict.UNEXERCISED
+            self.reason = "; ".join(notes) or "no feature to check"
+        elif missing:
+            self.verdict = GateVerdict.UNEXERCISED
+            self.reason = "; ".join(missing + notes)
+        else:
+            self.reason = "; ".join(notes)
+
+    def to_json(self) -> dict:
+        return {"qualname": self.qualname, "name": self.name, "ref": self.ref, "verdict": self.verdict.value,
+                "reason": self.reason, "how": self.how, "stage": self.stage, "annotation": self.annotation,
+                "reproducers": self.reproducers, "examples": self.examples,
+                "invocations": self.invocations, "skipped_calls": self.skipped_calls,
+                "copied_nodes": self.copied_nodes, "examples_with_evidence": self.examples_with_evidence,
+                "evidence": {f.value: e.to_json() for f, e in self.evidence.items()},
+                "waived": {f.value: why for f, why in self.waived.items()},
+                "modes": self.modes, "seconds": self.seconds}
+
+
+def count(verdicts: list[PassVerdict]) -> dict[GateVerdict, int]:
+    out = {v: 0 for v in GateVerdict}
+    for p in verdicts:
+        out[p.verdict] += 1
+    return out
