@@ -9,6 +9,7 @@ A model reference is one of:
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -29,9 +30,21 @@ class Case:
 
     @property
     def slug(self) -> str:
-        base = self.model.split(":")[-1] if ":" in self.model else self.model
+        """The case's artifact folder name: readable, and distinct for distinct cases.
+
+        A built-in name is unique as it is; a `file:factory` / `module:factory` / graphspec
+        reference adds a short hash of the whole reference, since two files may both have a
+        `make` (they once shared one folder, and the later case deleted the earlier's logs)."""
+        if ":" not in self.model:
+            return _safe(f"{self.model}-{self.target}")
+        base = self.model.split(":")[-1]
         base = Path(base).stem if self.model.startswith("graphspec:") else base
-        return "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{base}-{self.target}")
+        digest = hashlib.blake2b(self.model.encode(), digest_size=3).hexdigest()
+        return _safe(f"{base}-{self.target}-{digest}")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
 
 
 def builtin_models() -> list[str]:
@@ -66,6 +79,38 @@ def _load_factory(ref: str):
     return factory
 
 
+def usage_problem(ref: str) -> str | None:
+    """What is wrong with a model reference on its face (checked before any work), or None.
+
+    Only what needs no import: an unknown built-in name, a missing file. Whether the factory
+    imports, runs and returns a model is the worker's to find out (and a case error)."""
+    if ref.startswith("graphspec:"):
+        path = Path(ref[len("graphspec:"):])
+        return None if path.is_file() else f"model {ref!r}: no such file {path}"
+    if ":" not in ref:
+        if ref in builtin_models():
+            return None
+        return (f"unknown model {ref!r}; built-in models: {', '.join(builtin_models())}; "
+                "or pass file.py:factory / module:factory")
+    location, _, attr = ref.rpartition(":")
+    if not location or not attr:
+        return f"model {ref!r}: expected a built-in name, 'file.py:factory' or 'module:factory'"
+    if location.endswith(".py") and not Path(location).is_file():
+        return f"model {ref!r}: no such file {location}"
+    return None
+
+
+def load_model_code(ref: str) -> None:
+    """Import the code behind a model reference without building the model: a worker that
+    loads a saved program needs whatever the model's file registers (custom ops)."""
+    if ref.startswith("graphspec:"):
+        return
+    from generators.models import MODELS
+
+    if ref not in MODELS:
+        _load_factory(ref)
+
+
 def build_model(ref: str) -> tuple[torch.nn.Module, tuple]:
     """Resolve a model reference and call its factory, checking what it returns."""
     if ref.startswith("graphspec:"):
@@ -80,9 +125,40 @@ def build_model(ref: str) -> tuple[torch.nn.Module, tuple]:
         built = factory()
     except Exception as exc:  # noqa: BLE001
         raise ModelError(f"model {ref!r}: factory raised {type(exc).__name__}: {exc}") from exc
-    if not (isinstance(built, tuple) and len(built) == 2 and isinstance(built[0], torch.nn.Module)):
-        raise ModelError(f"model {ref!r}: factory must return (nn.Module, example_inputs), got {type(built).__name__}")
+    expected = "factory must return (nn.Module, example_inputs)"
+    if not isinstance(built, tuple):
+        raise ModelError(f"model {ref!r}: {expected}, got {type(built).__name__}")
+    if len(built) != 2:
+        raise ModelError(f"model {ref!r}: {expected}, got a tuple of {len(built)} items")
     module, inputs = built
+    if not isinstance(module, torch.nn.Module):
+        raise ModelError(f"model {ref!r}: {expected}, got ({type(module).__name__}, ...) as the first item")
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
+    if not isinstance(inputs, (tuple, list)):
+        # A string would be split into characters, one positional argument each.
+        raise ModelError(f"model {ref!r}: example_inputs must be a tensor or a tuple of them, "
+                         f"got {type(inputs).__name__}")
     return module, tuple(inputs)
+
+
+def build_digest(module: torch.nn.Module, inputs: tuple) -> dict[str, str]:
+    """A digest per parameter/buffer and per example input: two builds of a deterministic
+    factory give equal digests; where they differ says what the factory randomises."""
+
+    def digest(value) -> str:
+        h = hashlib.blake2b(digest_size=12)
+        if isinstance(value, torch.Tensor):
+            tensor = value.detach().cpu().contiguous()
+            h.update(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+            h.update(tensor.view(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                h.update(digest(item).encode())
+        else:
+            h.update(repr(value).encode())
+        return h.hexdigest()
+
+    digests = {f"state_dict[{name!r}]": digest(tensor) for name, tensor in module.state_dict().items()}
+    digests.update({f"example_inputs[{i}]": digest(value) for i, value in enumerate(inputs)})
+    return digests

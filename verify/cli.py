@@ -2,21 +2,40 @@
 
     python -m verify                      default job: built-in models × {tosa-int, ethos-u55}
     python -m verify run [options]        chosen models, targets, features
+    python -m verify run --resume DIR     finish an interrupted run (cases in its journal are kept)
+    python -m verify report --from DIR    rebuild report.json / --json / --junit from a run's journal
     python -m verify bench [options]      interleaved stock/fastpass timing, identical output checked
     python -m verify gate [options]       prove targeted_ops annotations skip- and copy-sound
     python -m verify infer module:Class   propose a pass's minimal copy-sound targeted_ops
 
-Exit status: 0 only if every case is `identical`; 1 if any is not; 2 for bad usage.
+Exit status (run, report, bench):
+    0    every case `identical` (and every null check ran); bench: output identical in every pair
+    1    a case is divergent, nondeterministic or an error, a null check failed to run, or the
+         run is incomplete (report --from of an interrupted run)
+    2    bad usage, found before any work: unknown model/target/feature, a bad number, an
+         output path that cannot be written; one line on stderr
+    130  stopped by SIGINT, 143 stopped by SIGTERM: workers killed, reports written from the
+         journal of finished cases (resume with --resume DIR)
+
+Each run has a folder of its own (verify-out/<time>-<pid>-<random>, or --out): journal.jsonl
+(each finished case, appended as it finishes), report.json, and one artifact folder per case.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
+import signal
 import sys
 import time
 from pathlib import Path
 
+from verify.usage import UsageError
+
 DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
+RUN_OPTION_KEYS = ("features", "hash_seed", "null_seed", "reference_sets", "timeout", "keep_all",
+                   "second_mode", "calibration")
 
 
 def _csv(text: str) -> list[str]:
@@ -28,7 +47,8 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated built-in models, 'all' (default) or 'none'")
     p.add_argument("--model", action="append", default=[], metavar="REF",
                    help="a user model: path/to/file.py:factory or package.module:factory returning "
-                        "(nn.Module, example_inputs); repeatable")
+                        "(nn.Module, example_inputs); repeatable. The factory is called twice, to tell "
+                        "whether it is deterministic")
     p.add_argument("--random", type=int, default=0, metavar="N",
                    help="also verify N random graphs drawn by generators.random")
     p.add_argument("--seed", type=int, default=0, help="seed of the random graph draw (with --random)")
@@ -50,7 +70,11 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "'minmax' = the same with MinMaxObserver, as the fuzz tests use (same graph structure, "
                         "faster)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
-    p.add_argument("--out", type=Path, default=None, help="artifact folder (default verify-out/<time>)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="run folder (default verify-out/<time>-<pid>-<random>; must not hold a run already)")
+    p.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="finish the run in DIR: its options and cases, skipping the finished ones "
+                        "(only --json/--junit may be given with it)")
     p.add_argument("--keep-all", action="store_true", help="keep snapshots of identical cases too")
     p.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     p.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
@@ -66,73 +90,250 @@ def _features(text: str) -> tuple[str, ...]:
         return wanted
     unknown = [f for f in wanted if f not in fastpass.FEATURES]
     if unknown:
-        raise SystemExit(f"verify: unknown fastpass feature(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(fastpass.FEATURES)}")
+        raise UsageError(f"unknown fastpass feature(s) {', '.join(unknown)}; known: {', '.join(fastpass.FEATURES)}")
     return wanted
+
+
+def _check_timeout(seconds: float) -> float:
+    if not seconds > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {seconds:g}")
+    return seconds
 
 
 def _random_models(count: int, seed: int, folder: Path) -> list[str]:
     """Draw `count` graphs reproducibly from `seed`; each is saved as JSON and named `graphspec:<file>`."""
     from verify.fuzz import draw_graphs
+    from verify.report.atomic import write_text
 
     folder.mkdir(parents=True, exist_ok=True)
     refs = []
     for spec in draw_graphs(count, seed):
         path = folder / f"graph-{spec.fingerprint()}.json"
-        path.write_text(spec.to_json(indent=1))
+        write_text(path, spec.to_json(indent=1))
         refs.append(f"graphspec:{path}")
     return refs
 
 
-def _cases(args, out: Path) -> list:
-    from verify.cases import Case, builtin_models
+def _model_refs(args) -> list[str]:
+    from verify.cases import builtin_models, usage_problem
 
     models = builtin_models() if args.models == "all" else ([] if args.models == "none" else _csv(args.models))
     models += args.model
+    for ref in models:
+        problem = usage_problem(ref)
+        if problem:
+            raise UsageError(problem)
+    if not models and not args.random:
+        raise UsageError("no models selected (--models none and no --model)")
+    return models
+
+
+def _targets(text: str) -> list[str]:
+    from verify.lowering.targets import TARGETS
+
+    targets = _csv(text)
+    if not targets:
+        raise UsageError("no targets selected")
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown:
+        raise UsageError(f"unknown target(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+    return targets
+
+
+def _unique(cases: list) -> list:
+    """One case per (model, target): a duplicate would only redo the same work."""
+    return list(dict.fromkeys(cases))
+
+
+def _new_run_dir(base: Path = Path("verify-out")) -> Path:
+    """A run folder no other run shares: time to the second, pid, a random suffix; created
+    exclusively, so two runs started in the same second (once sharing one) never collide."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    while True:
+        run_dir = base / f"{stamp}-{os.getpid()}-{secrets.token_hex(2)}"
+        try:
+            run_dir.mkdir(parents=True)
+            return run_dir
+        except FileExistsError:
+            continue
+
+
+def _run_defaults() -> dict:
+    parser = argparse.ArgumentParser(add_help=False)
+    _add_run_arguments(parser)
+    return vars(parser.parse_args([]))
+
+
+def _options_from(args, out: Path, features: tuple[str, ...]):
+    from verify.runner import RunOptions
+
+    return RunOptions(features=features, hash_seed=args.hash_seed,
+                      null_seed=None if args.null_seed < 0 else args.null_seed,
+                      reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
+                      keep_all=args.keep_all, second_mode=args.second_mode, calibration=args.calibration)
+
+
+def _options_json(options) -> dict:
+    return {"features": list(options.features), "hash_seed": options.hash_seed, "null_seed": options.null_seed,
+            "reference_sets": options.reference_sets, "timeout": options.timeout, "keep_all": options.keep_all,
+            "second_mode": options.second_mode, "calibration": options.calibration}
+
+
+def _options_from_journal(saved: dict, out: Path):
+    from verify.runner import RunOptions
+
+    return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS}, "features": tuple(saved["features"])},
+                      out_dir=out)
+
+
+def _describe_modes(options) -> str:
+    if options.second_mode == "full":
+        return "stock vs stock"
+    return f"stock vs fastpass (features {','.join(options.features) or 'all'})"
+
+
+def _check_outputs(args) -> None:
+    from verify.output_paths import check_output_file
+
+    if args.json:
+        check_output_file(args.json, "--json")
+    if args.junit:
+        check_output_file(args.junit, "--junit")
+
+
+def _prepare_new_run(args):
+    """Validate everything, then make the run folder: (cases, options, out)."""
+    from verify.cases import Case
+    from verify.journal import journal_path
+    from verify.output_paths import check_output_folder
+
+    features = _features(args.features)
+    _check_timeout(args.timeout)
+    for name, value in (("--reference-sets", args.reference_sets), ("--random", args.random)):
+        if value < 0:
+            raise UsageError(f"{name} must be 0 or more, got {value}")
+    models = _model_refs(args)
+    targets = _targets(args.targets)
+    _check_outputs(args)
+    if args.out is not None:
+        check_output_folder(args.out, "--out")
+        if journal_path(args.out).exists():
+            raise UsageError(f"--out {args.out}: holds a run already; finish it with --resume {args.out} "
+                             "or choose another folder")
+        out = args.out
+    else:
+        out = _new_run_dir()
     if args.random:
         models += _random_models(args.random, args.seed, out / "random-graphs")
-    if not models:
-        raise SystemExit("verify: no models selected (--models none and no --model)")
-    targets = _csv(args.targets)
-    if not targets:
-        raise SystemExit("verify: no targets selected")
-    return [Case(m, t) for m in models for t in targets]
+    cases = _unique([Case(m, t) for m in models for t in targets])
+    return cases, _options_from(args, out, features), out
+
+
+def _prepare_resume(args):
+    from verify.journal import JournalError, read_journal
+
+    defaults = _run_defaults()
+    given = sorted(f"--{k.replace('_', '-')}" for k, v in vars(args).items()
+                   if k in defaults and k not in ("resume", "json", "junit") and v != defaults[k])
+    if given:
+        raise UsageError(f"--resume takes the options of the run it resumes; drop {', '.join(given)}")
+    _check_outputs(args)
+    try:
+        contents = read_journal(args.resume)
+    except JournalError as exc:
+        raise UsageError(f"--resume: {exc}") from None
+    return contents, _options_from_journal(contents.run["options"], args.resume), args.resume
+
+
+def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path | None = None,
+                  wall_seconds: float | None = None) -> tuple[list, list, dict]:
+    """report.json (and --json, --junit) from the run's journal: the one way reports are written,
+    whether the run finished, was stopped, failed, or is rebuilt later by `report --from`."""
+    from verify.journal import read_journal
+    from verify.report.files import write_json, write_junit
+    from verify.runner import CaseReport
+
+    contents = read_journal(run_dir)
+    by_case = {(c["model"], c["target"]): CaseReport.from_json(c) for c in contents.cases}
+    planned = [(c.model, c.target) for c in contents.planned]
+    reports = [by_case[key] for key in planned if key in by_case]
+    unfinished = [key for key in planned if key not in by_case]
+    run_info = {**contents.run["info"], "wall_seconds": wall_seconds, "planned": len(planned),
+                "finished": len(reports), "complete": not unfinished, "stopped_by": contents.stopped_by,
+                "journal": str(Path(run_dir) / "journal.jsonl")}
+    write_json(reports, Path(run_dir) / "report.json", run_info)
+    if json_path:
+        write_json(reports, json_path, run_info)
+    if junit_path:
+        write_junit(reports, junit_path, unfinished)
+    return reports, unfinished, run_info
 
 
 def cmd_run(args) -> int:
-    from verify.report.files import write_json, write_junit
+    from verify.journal import Journal
+    from verify.launcher import stop_on_signals, stop_signal
     from verify.report.table import progress, table
-    from verify.runner import RunOptions, run_cases
+    from verify.runner import run_cases
 
-    features = _features(args.features)
-    out = args.out or Path("verify-out") / time.strftime("%Y%m%d-%H%M%S")
-    cases = _cases(args, out)
-    options = RunOptions(features=features, hash_seed=args.hash_seed,
-                         null_seed=None if args.null_seed < 0 else args.null_seed,
-                         reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
-                         keep_all=args.keep_all, second_mode=args.second_mode,
-                         calibration=args.calibration)
-    print(f"verify: {len(cases)} case(s), features {','.join(features) or 'all'}, hash seed {args.hash_seed}, "
-          f"null seed {options.null_seed}, artifacts in {out}", file=sys.stderr, flush=True)
+    if args.resume is not None:
+        contents, options, out = _prepare_resume(args)
+        cases, done = contents.planned, contents.finished()
+        journal = Journal(out)
+        journal.resumed()
+    else:
+        cases, options, out = _prepare_new_run(args)
+        done = set()
+        journal = Journal(out)
+        journal.start(_options_json(options), cases, {
+            "features": list(options.features) or "all", "hash_seed": options.hash_seed,
+            "null_seed": options.null_seed, "second_mode": options.second_mode, "calibration": options.calibration,
+            "argv": sys.argv[1:]})
+    todo = [c for c in cases if c not in done]
+    print(f"verify: {len(cases)} case(s)" + (f" ({len(done)} finished before, resumed)" if done else "")
+          + f", {_describe_modes(options)}, hash seed {options.hash_seed}, null seed {options.null_seed}, "
+          f"run folder {out}", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    counter = iter(range(1, len(cases) + 1))
+    counter = iter(range(len(done) + 1, len(cases) + 1))
 
     def show(event, case, report):
         if event == "start":
             print(f"[{next(counter)}/{len(cases)}]", end=" ", file=sys.stderr)
         progress(event, case, report)
 
-    reports = run_cases(cases, options, progress=show)
+    stopped = None
+    try:
+        with stop_on_signals():
+            run_cases(todo, options, progress=show, on_report=lambda r: journal.case(r.to_json()))
+            stopped = stop_signal()
+            if stopped is not None:
+                journal.stopped(signal.Signals(stopped).name)
+    finally:  # also on an unexpected error: what finished is reported
+        reports, unfinished, _ = write_reports(out, args.json, args.junit, time.perf_counter() - started)
     print(table(reports))
     print(f"wall time {time.perf_counter() - started:.0f} s")
-    run_info = {"features": list(features) or "all", "hash_seed": args.hash_seed, "null_seed": options.null_seed,
-                "second_mode": args.second_mode, "calibration": args.calibration, "wall_seconds": time.perf_counter() - started}
-    write_json(reports, out / "report.json", run_info)
-    if args.json:
-        write_json(reports, args.json, run_info)
-    if args.junit:
-        write_junit(reports, args.junit)
-    return 0 if all(r.verdict == "identical" for r in reports) else 1
+    if stopped is not None:
+        print(f"verify: stopped by {signal.Signals(stopped).name}: {len(reports)} of {len(cases)} case(s) finished; "
+              f"reports written; resume with: python -m verify run --resume {out}", file=sys.stderr)
+        return 128 + stopped
+    return 0 if not unfinished and all(r.passed for r in reports) else 1
+
+
+def cmd_report(args) -> int:
+    from verify.journal import JournalError
+    from verify.report.table import table
+
+    _check_outputs(args)
+    try:
+        reports, unfinished, info = write_reports(args.source, args.json, args.junit)
+    except JournalError as exc:
+        raise UsageError(str(exc)) from None
+    print(table(reports))
+    if unfinished:
+        print(f"verify report: {len(reports)} of {info['planned']} case(s) finished"
+              + (f" (stopped by {info['stopped_by']})" if info["stopped_by"] else "")
+              + f"; not finished: {', '.join(f'{m} on {t}' for m, t in unfinished)}", file=sys.stderr)
+    print(f"verify report: wrote {Path(args.source) / 'report.json'}", file=sys.stderr)
+    return 0 if not unfinished and all(r.passed for r in reports) else 1
 
 
 def cmd_bench(args) -> int:
@@ -140,28 +341,45 @@ def cmd_bench(args) -> int:
 
     from verify.bench.plot import write_plot
     from verify.bench.run import BenchError, BenchOptions, format_table, run_bench
+    from verify.cases import usage_problem
+    from verify.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
+    from verify.output_paths import check_output_file, check_output_folder
+    from verify.report.atomic import write_text
 
     if args.target not in TARGETS:
-        raise SystemExit(f"verify bench: unknown target {args.target!r}; known: {', '.join(TARGETS)}")
+        raise UsageError(f"unknown target {args.target!r}; known: {', '.join(TARGETS)}")
     if args.pairs < 1:
-        raise SystemExit("verify bench: --pairs must be at least 1")
-    options = BenchOptions(model=args.model, target=args.target, pairs=args.pairs,
-                           features=_features(args.features), hash_seed=args.hash_seed,
-                           ablation=args.ablation, timeout=args.timeout)
+        raise UsageError(f"--pairs must be at least 1, got {args.pairs}")
+    _check_timeout(args.timeout)
+    problem = usage_problem(args.model)
+    if problem:
+        raise UsageError(problem)
+    features = _features(args.features)
+    for path, option in ((args.json, "--json"), (args.plot, "--plot")):
+        if path:
+            check_output_file(path, option)
+    if args.work_dir:
+        check_output_folder(args.work_dir, "--work-dir")
+    options = BenchOptions(model=args.model, target=args.target, pairs=args.pairs, features=features,
+                           hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout)
     if args.work_dir:
         options.work_dir = args.work_dir
     print(f"verify bench: {args.model} on {args.target}, {args.pairs} pair(s), logs in {options.work_dir}",
           file=sys.stderr, flush=True)
     try:
-        result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
+        with stop_on_signals():
+            result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
+    except RunStopped:
+        name = signal.Signals(stop_signal()).name
+        print(f"verify bench: stopped by {name}; lowering processes killed", file=sys.stderr)
+        return 128 + stop_signal()
     except BenchError as exc:
         print(f"verify bench: {exc}", file=sys.stderr)
         return 1
     print(format_table(result))
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1))
+        write_text(args.json, json.dumps(result, indent=1))
     if args.plot:
         write_plot(result, args.plot)
     return 0 if result["identical"] else 1
@@ -188,10 +406,20 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--plot", type=Path, default=None, help="PNG of per-pass time and ablation")
     bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
     bench.set_defaults(handler=cmd_bench)
+    report = sub.add_parser("report", help="rebuild a run's reports from its journal (also of an interrupted run)")
+    report.add_argument("--from", dest="source", type=Path, required=True, metavar="DIR", help="the run folder")
+    report.add_argument("--json", type=Path, default=None, help="also write the JSON report here")
+    report.add_argument("--junit", type=Path, default=None, help="also write a JUnit XML report here")
+    report.set_defaults(handler=cmd_report)
     from verify.gate.cli import add_parsers as add_gate_parsers
 
     add_gate_parsers(sub)  # `gate` and `infer`
     if not argv:  # the default job
         argv = ["run"]
     args = parser.parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except UsageError as exc:
+        prog = "verify" if args.command in ("run", "report") else f"verify {args.command}"
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2

@@ -1,22 +1,23 @@
 """Run cases: lower(full) ∥ lower(fast) in a worker under a pinned hash seed, then compare.
 
 Per case:
-1. a worker at the pinned seed lowers the quantized program stock, then with fastpass;
-2. a null-check worker lowers it stock under another seed (in parallel), to report stock
-   executorch's own nondeterminism across hash seeds, localised to a pass;
-3. if full and fast differ, a third worker lowers stock again at the pinned seed: if that
-   differs from the first stock lowering too, the case is `nondeterministic` (the harness
-   cannot tell), otherwise `divergent`.
+1. a worker at the pinned seed builds the model (twice: is the factory deterministic?),
+   quantizes it once, saves the program, and lowers the saved program stock, then with
+   fastpass;
+2. a null-check worker lowers the same saved program stock under another seed (started in
+   parallel, it waits for the program), to report stock executorch's own nondeterminism
+   across hash seeds, localised to a pass;
+3. if full and fast differ, a third worker lowers the saved program stock again at the pinned
+   seed: if that differs from the first stock lowering too, the case is `nondeterministic`
+   (the harness cannot tell), otherwise `divergent`.
+Workers are started by verify.launcher (own process group, killed on timeout, stop or death).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import shutil
-import subprocess
-import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,9 +26,13 @@ from typing import Callable
 
 from verify.cases import Case
 from verify.compare.checks import CheckResult, compare, first_divergent_pass
+from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, stop_signal
 from verify.lowering.lower import LoweringResult
+from verify.report.atomic import write_text
+from verify.report.verdict import NullOutcome, Verdict
+from verify.saved_program import PROGRAM_NAME
 
-VERDICTS = ("identical", "divergent", "error", "nondeterministic")
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 @dataclass
@@ -47,60 +52,87 @@ class RunOptions:
 class CaseReport:
     model: str
     target: str
-    verdict: str
+    verdict: Verdict
     first_divergent_pass: str | None = None
     checks: dict[str, CheckResult] = field(default_factory=dict)
     error: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
-    null_check: dict | None = None
+    null_outcome: NullOutcome = NullOutcome.NOT_RUN
+    null_check: dict | None = None  # seeds and what differs (DIFFERS), or the error (FAILED)
+    factory: dict | None = None  # {"deterministic": bool, "differs_in": [...]} from two builds
     fastpass_stats: dict | None = None
     artifacts: str | None = None
     wall_seconds: float = 0.0
 
+    @property
+    def passed(self) -> bool:
+        """Counts toward exit 0: identical, and the null check (if asked for) ran."""
+        return self.verdict is Verdict.IDENTICAL and self.null_outcome is not NullOutcome.FAILED
+
     def to_json(self) -> dict:
         return {
-            "model": self.model, "target": self.target, "verdict": self.verdict,
+            "model": self.model, "target": self.target, "verdict": self.verdict.value,
             "first_divergent_pass": self.first_divergent_pass,
             "checks": {name: r.passed for name, r in self.checks.items()},
             "check_details": {name: r.to_json() for name, r in self.checks.items() if not r.passed},
             "error": self.error, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
-            "null_check": self.null_check, "fastpass_stats": self.fastpass_stats,
-            "artifacts": self.artifacts,
+            "null_outcome": self.null_outcome.value, "null_check": self.null_check,
+            "factory": self.factory, "fastpass_stats": self.fastpass_stats, "artifacts": self.artifacts,
         }
+
+    @classmethod
+    def from_json(cls, data: dict) -> CaseReport:
+        """The inverse of to_json (a journal line back to a report)."""
+        details = data.get("check_details") or {}
+        checks = {name: CheckResult(name, passed, details.get(name, {}).get("first_divergence"),
+                                    list(details.get(name, {}).get("details", [])))
+                  for name, passed in (data.get("checks") or {}).items()}
+        return cls(model=data["model"], target=data["target"], verdict=Verdict(data["verdict"]),
+                   first_divergent_pass=data.get("first_divergent_pass"), checks=checks,
+                   error=data.get("error"), seconds=data.get("seconds") or {},
+                   null_outcome=NullOutcome(data.get("null_outcome", NullOutcome.NOT_RUN.value)),
+                   null_check=data.get("null_check"), factory=data.get("factory"),
+                   fastpass_stats=data.get("fastpass_stats"), artifacts=data.get("artifacts"),
+                   wall_seconds=data.get("wall_seconds", 0.0))
 
 
 class WorkerFailure(RuntimeError):
     pass
 
 
-def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunOptions, case_dir: Path) -> dict:
+@dataclass
+class WorkerOutput:
+    results: dict[str, LoweringResult]
+    status: dict
+
+
+def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunOptions, case_dir: Path,
+                save_program: bool = False, cancel: threading.Event | None = None) -> WorkerOutput:
     job = {"name": name, "model": case.model, "target": case.target, "lowerings": lowerings,
            "out_dir": str(case_dir), "reference_sets": options.reference_sets,
-           "calibration": options.calibration}
+           "calibration": options.calibration, "program": str(case_dir / PROGRAM_NAME),
+           "save_program": save_program}
     job_path = case_dir / f"{name}.job.json"
-    job_path.write_text(json.dumps(job, indent=1))
-    env = dict(os.environ, PYTHONHASHSEED=str(seed))
-    root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    with open(case_dir / f"{name}.log", "w") as log:
-        try:
-            proc = subprocess.run([sys.executable, "-m", "verify.worker", str(job_path)], stdout=log,
-                                  stderr=subprocess.STDOUT, env=env, timeout=options.timeout)
-        except subprocess.TimeoutExpired:
-            raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log.name})") from None
+    write_text(job_path, json.dumps(job, indent=1))
+    log_path = case_dir / f"{name}.log"
+    try:
+        returncode = launch("verify.worker", [str(job_path)], log_path=log_path,
+                            env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel)
+    except WorkerTimeout:
+        raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
     status_path = case_dir / f"{name}.status.json"
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     if status.get("prepare_error"):
         raise WorkerFailure(status["prepare_error"])
-    if proc.returncode != 0:
-        raise WorkerFailure(f"worker {name} exited with code {proc.returncode} "
-                            f"({'killed by signal ' + str(-proc.returncode) if proc.returncode < 0 else 'error'}); "
-                            f"log: {case_dir / (name + '.log')}\n{_tail(case_dir / (name + '.log'))}")
+    if returncode != 0:
+        raise WorkerFailure(f"worker {name} exited with code {returncode} "
+                            f"({'killed by signal ' + str(-returncode) if returncode < 0 else 'error'}); "
+                            f"log: {log_path}\n{_tail(log_path)}")
     results = {}
     for label, _, _ in lowerings:
         with open(case_dir / f"{name}.{label}.pkl", "rb") as f:
             results[label] = pickle.load(f)
-    return results
+    return WorkerOutput(results, status)
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -110,94 +142,127 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def _null_check(full: LoweringResult, other: LoweringResult, seeds: tuple[int, int]) -> dict:
+def _null_check(full: LoweringResult, other: LoweringResult, seeds: tuple[int, int]) -> tuple[NullOutcome, dict]:
     checks = compare(full, other)
     failed = [n for n, r in checks.items() if not r.passed]
-    return {"seeds": list(seeds), "identical": not failed, "differs_in": failed,
-            "first_divergent_pass": first_divergent_pass(full, other, checks),
-            "details": {n: checks[n].details[:3] for n in failed}}
+    outcome = NullOutcome.DIFFERS if failed else NullOutcome.IDENTICAL
+    return outcome, {"seeds": list(seeds), "identical": not failed, "differs_in": failed,
+                     "first_divergent_pass": first_divergent_pass(full, other, checks),
+                     "details": {n: checks[n].details[:3] for n in failed}}
+
+
+def _new_case_dir(out_dir: Path, slug: str) -> Path:
+    """A folder of its own: never reuse (and never delete) another case's artifacts."""
+    for attempt in range(1, 1000):
+        case_dir = out_dir / (slug if attempt == 1 else f"{slug}.{attempt}")
+        try:
+            case_dir.mkdir(parents=True)
+            return case_dir
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"no free artifact folder for {slug} in {out_dir}")
 
 
 def run_case(case: Case, options: RunOptions) -> CaseReport:
     start = time.perf_counter()
-    case_dir = options.out_dir / case.slug
-    if case_dir.exists():
-        shutil.rmtree(case_dir)
-    case_dir.mkdir(parents=True)
-    report = CaseReport(case.model, case.target, "error", artifacts=str(case_dir))
-    features = list(options.features)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        main = pool.submit(_run_worker, case, "pinned", [["full", "full", []], ["fast", options.second_mode, features]],
-                           options.hash_seed, options, case_dir)
-        null = (pool.submit(_run_worker, case, "null", [["full", "full", []]], options.null_seed, options, case_dir)
-                if options.null_seed is not None else None)
-        try:
-            results = main.result()
-        except WorkerFailure as exc:
-            report.error = str(exc)
-            report.wall_seconds = time.perf_counter() - start
-            if null is not None:
-                null.cancel()
-            return report
-        full, fast = results["full"], results["fast"]
-        report.seconds = {"full": full.seconds, "fast": fast.seconds}
-        report.fastpass_stats = fast.fastpass_stats
-        report.checks = compare(full, fast)
-        if null is not None:
-            try:
-                report.null_check = _null_check(full, null.result()["full"], (options.hash_seed, options.null_seed))
-            except WorkerFailure as exc:
-                report.null_check = {"error": str(exc)}
-    failed = [r for r in report.checks.values() if not r.passed]
-    if not failed:
-        report.verdict = "identical"
-    elif not full.ok and not fast.ok and report.checks["outcome"].passed:
-        report.verdict = "error"
-        report.error = full.error.splitlines()[0]
-    else:
-        report.first_divergent_pass = first_divergent_pass(full, fast, report.checks)
-        report.verdict = "divergent"
-        try:
-            again = _run_worker(case, "recheck", [["full", "full", []]], options.hash_seed, options, case_dir)["full"]
-            if any(not r.passed for r in compare(full, again).values()):
-                report.verdict = "nondeterministic"
-        except WorkerFailure as exc:
-            report.error = f"recheck of stock determinism failed: {exc}"
-    if report.verdict == "identical" and not options.keep_all:
-        for pkl in case_dir.glob("*.pkl"):
-            pkl.unlink()
-    report.wall_seconds = time.perf_counter() - start
+    case_dir = _new_case_dir(options.out_dir, case.slug)
+    report = CaseReport(case.model, case.target, Verdict.ERROR, artifacts=str(case_dir))
+    try:
+        _run_case(case, options, case_dir, report)
+    finally:
+        report.wall_seconds = time.perf_counter() - start
     return report
 
 
+def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseReport) -> None:
+    features = list(options.features)
+    cancel_null = threading.Event()  # the null worker waits for the saved program: stop it if none comes
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        try:
+            pinned = pool.submit(_run_worker, case, "pinned",
+                                 [["full", "full", []], ["fast", options.second_mode, features]],
+                                 options.hash_seed, options, case_dir, save_program=True)
+            null = (pool.submit(_run_worker, case, "null", [["full", "full", []]], options.null_seed, options,
+                                case_dir, cancel=cancel_null)
+                    if options.null_seed is not None else None)
+            try:
+                output = pinned.result()
+            except WorkerFailure as exc:
+                report.error = str(exc)
+                return
+            full, fast = output.results["full"], output.results["fast"]
+            report.factory = output.status.get("factory")
+            report.seconds = {"full": full.seconds, "fast": fast.seconds}
+            report.fastpass_stats = fast.fastpass_stats
+            report.checks = compare(full, fast)
+            if null is not None:
+                seeds = (options.hash_seed, options.null_seed)
+                try:
+                    report.null_outcome, report.null_check = _null_check(full, null.result().results["full"], seeds)
+                except (WorkerFailure, WorkerCancelled) as exc:
+                    report.null_outcome = NullOutcome.FAILED
+                    report.null_check = {"seeds": list(seeds), "identical": False, "error": str(exc)}
+        finally:
+            cancel_null.set()
+    failed = [r for r in report.checks.values() if not r.passed]
+    if not failed:
+        report.verdict = Verdict.IDENTICAL
+    elif not full.ok and not fast.ok and report.checks["outcome"].passed:
+        report.verdict = Verdict.ERROR
+        report.error = full.error.splitlines()[0]
+    else:
+        report.first_divergent_pass = first_divergent_pass(full, fast, report.checks)
+        report.verdict = Verdict.DIVERGENT
+        try:
+            again = _run_worker(case, "recheck", [["full", "full", []]], options.hash_seed, options,
+                                case_dir).results["full"]
+            if any(not r.passed for r in compare(full, again).values()):
+                report.verdict = Verdict.NONDETERMINISTIC
+        except WorkerFailure as exc:
+            report.error = f"recheck of stock determinism failed: {exc}"
+    if report.verdict is Verdict.IDENTICAL and not options.keep_all:
+        for pkl in case_dir.glob("*.pkl"):
+            pkl.unlink()
+
+
 def precheck(case: Case) -> CaseReport | None:
-    """A case that is wrong on its face gets an error verdict without spending a worker."""
-    from verify.cases import builtin_models
+    """A case that is wrong on its face gets an error verdict without spending a worker.
+    (The CLI refuses such cases up front, as bad usage; this guards the library entry point.)"""
+    from verify.cases import usage_problem
     from verify.lowering.targets import TARGETS
 
     if case.target not in TARGETS:
-        return CaseReport(case.model, case.target, "error",
+        return CaseReport(case.model, case.target, Verdict.ERROR,
                           error=f"unknown target {case.target!r}; known targets: {', '.join(TARGETS)}")
-    if ":" not in case.model and case.model not in builtin_models():
-        return CaseReport(case.model, case.target, "error",
-                          error=f"unknown model {case.model!r}; built-in models: {', '.join(builtin_models())}; "
-                                "or pass file.py:factory / module:factory")
+    problem = usage_problem(case.model)
+    if problem and ":" not in case.model:
+        return CaseReport(case.model, case.target, Verdict.ERROR, error=problem)
     return None
 
 
 def run_cases(cases: list[Case], options: RunOptions,
-              progress: Callable[[str, Case, CaseReport | None], None] = lambda *a: None) -> list[CaseReport]:
-    """Run every case; a broken case is recorded and the run goes on."""
+              progress: Callable[[str, Case, CaseReport | None], None] = lambda *a: None,
+              on_report: Callable[[CaseReport], None] = lambda r: None) -> list[CaseReport]:
+    """Run every case; a broken case is recorded and the run goes on. `on_report` gets each
+    finished case as it finishes (the journal). When the run is stopped (verify.launcher's
+    stop_all, on SIGINT/SIGTERM) the case in flight is dropped and the finished ones returned."""
     reports = []
     for case in cases:
+        if stop_signal() is not None:
+            break
         report = precheck(case)
         if report is None:
             progress("start", case, None)
+            start = time.perf_counter()
             try:
                 report = run_case(case, options)
+            except RunStopped:
+                break
             except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
-                report = CaseReport(case.model, case.target, "error",
-                                    error=f"harness error: {type(exc).__name__}: {exc}")
+                report = CaseReport(case.model, case.target, Verdict.ERROR,
+                                    error=f"harness error: {type(exc).__name__}: {exc}",
+                                    wall_seconds=time.perf_counter() - start)
         reports.append(report)
+        on_report(report)
         progress("done", case, report)
     return reports

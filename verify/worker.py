@@ -1,9 +1,14 @@
-"""One process, one hash seed: build the model, quantize it once, lower it in each mode asked.
+"""One process, one hash seed: lower the case's quantized program in each mode asked.
 
-Run as `python -m verify.worker JOB.json` with PYTHONHASHSEED already set by the parent:
-the hash seed must be fixed before the interpreter starts, which is why each seed gets
-its own process. Both modes of one comparison run here, one after the other, on deep
-copies of the same quantized program (measured: a second stock lowering in a process
+Run as `python -m verify.worker JOB.json` (by verify.launcher) with PYTHONHASHSEED already set
+by the parent: the hash seed must be fixed before the interpreter starts, which is why each
+seed gets its own process.
+
+The pinned worker (`"save_program": true`) builds the model — twice, to tell whether the
+factory is deterministic — quantizes it once and saves the program (verify.saved_program);
+every worker, this one included, lowers the loaded copy, so the null check and the recheck
+lower exactly what the pinned run lowered. Both modes of one comparison run here, one after
+the other, on deep copies of that program (measured: a second stock lowering in a process
 gives the same bytes as the first; the test suite keeps that true).
 """
 
@@ -17,6 +22,34 @@ import time
 import traceback
 from pathlib import Path
 
+from verify.launcher import die_with_parent
+from verify.report.atomic import atomic_output, write_text
+
+
+def _factory_determinism(first: dict[str, str], second: dict[str, str]) -> dict:
+    differs = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
+    return {"deterministic": not differs, "differs_in": differs[:10], "differing": len(differs)}
+
+
+def _prepare(job: dict, status: dict, target):
+    """The program to lower: built, quantized and saved here (pinned), or loaded (null, recheck)."""
+    from verify.cases import build_digest, build_model, load_model_code
+    from verify.lowering.quantize import export_program
+    from verify.saved_program import load_program, save_program, wait_for_program
+
+    program_path = Path(job["program"])
+    if job.get("save_program"):
+        module, inputs = build_model(job["model"])
+        first = build_digest(module, inputs)
+        second = build_digest(*build_model(job["model"]))
+        status["factory"] = _factory_determinism(first, second)
+        program = export_program(module, inputs, target, job.get("calibration", "histogram"))
+        save_program(program, program_path)
+    else:
+        load_model_code(job["model"])  # whatever the model's file registers (custom ops)
+        wait_for_program(program_path)
+    return load_program(program_path)
+
 
 def run_job(job: dict) -> None:
     out = Path(job["out_dir"])
@@ -24,34 +57,32 @@ def run_job(job: dict) -> None:
     status: dict = {"hash_seed": os.environ.get("PYTHONHASHSEED"), "lowerings": []}
 
     def write_status() -> None:
-        (out / f"{job['name']}.status.json").write_text(json.dumps(status, indent=1))
+        write_text(out / f"{job['name']}.status.json", json.dumps(status, indent=1))
 
-    from verify.cases import build_model
     from verify.lowering.lower import lower
-    from verify.lowering.quantize import export_program
     from verify.lowering.targets import get_target
 
     try:
         target = get_target(job["target"])
         start = time.perf_counter()
-        module, inputs = build_model(job["model"])
-        program = export_program(module, inputs, target, job.get("calibration", "histogram"))
+        program = _prepare(job, status, target)
         status["prepare_seconds"] = time.perf_counter() - start
     except Exception as exc:  # noqa: BLE001
         status["prepare_error"] = f"{type(exc).__name__}: {exc}"
         status["prepare_traceback"] = traceback.format_exc()
         write_status()
         return
+    write_status()
     for label, mode, features in job["lowerings"]:
         print(f"[worker] lowering {label} ({mode} {','.join(features)})", file=sys.stderr, flush=True)
         result = lower(program, target, mode, tuple(features), snapshots=job.get("snapshots", True),
                        reference_sets=job.get("reference_sets", 3), hash_seed=status["hash_seed"])
-        with open(out / f"{job['name']}.{label}.pkl", "wb") as f:
+        with atomic_output(out / f"{job['name']}.{label}.pkl", "wb") as f:
             pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
         status["lowerings"].append({"label": label, "seconds": result.seconds, "error": result.error_type})
         write_status()
-    write_status()
 
 
 if __name__ == "__main__":
+    die_with_parent()
     run_job(json.loads(Path(sys.argv[1]).read_text()))

@@ -7,10 +7,7 @@ same quantized program): a fast number with a different output is a failure, not
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,21 +33,23 @@ class BenchError(RuntimeError):
 
 
 def _lower_in_fresh_process(options: BenchOptions, mode: str, features: tuple[str, ...], tag: str) -> dict:
+    """One lowering in a fresh process, started by verify.launcher like every harness worker
+    (own process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
+    from verify.launcher import WorkerTimeout, launch
+    from verify.report.atomic import write_text
+
     job = {"model": options.model, "target": options.target, "mode": mode, "features": list(features)}
     job_path, out_path = options.work_dir / f"{tag}.job.json", options.work_dir / f"{tag}.out.json"
-    job_path.write_text(json.dumps(job))
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ, PYTHONHASHSEED=str(options.hash_seed),
-               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with open(options.work_dir / f"{tag}.log", "w") as log:
-        try:
-            proc = subprocess.run([sys.executable, "-m", "verify.bench.worker", str(job_path), str(out_path)],
-                                  stdout=log, stderr=subprocess.STDOUT, env=env, timeout=options.timeout)
-        except subprocess.TimeoutExpired:
-            raise BenchError(f"{tag}: timed out after {options.timeout:.0f} s") from None
-    if proc.returncode != 0 or not out_path.exists():
-        tail = "\n".join((options.work_dir / f"{tag}.log").read_text(errors="replace").splitlines()[-20:])
-        raise BenchError(f"{tag}: lowering process failed (exit {proc.returncode}); log tail:\n{tail}")
+    write_text(job_path, json.dumps(job))
+    log_path = options.work_dir / f"{tag}.log"
+    try:
+        returncode = launch("verify.bench.worker", [str(job_path), str(out_path)], log_path=log_path,
+                            env={"PYTHONHASHSEED": str(options.hash_seed)}, timeout=options.timeout)
+    except WorkerTimeout:
+        raise BenchError(f"{tag}: timed out after {options.timeout:.0f} s") from None
+    if returncode != 0 or not out_path.exists():
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-20:])
+        raise BenchError(f"{tag}: lowering process failed (exit {returncode}); log tail:\n{tail}")
     return json.loads(out_path.read_text())
 
 

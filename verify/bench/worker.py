@@ -72,5 +72,9 @@ def run(job: dict) -> dict:
 
 
 if __name__ == "__main__":
+    from verify.launcher import die_with_parent
+    from verify.report.atomic import write_text
+
+    die_with_parent()
     job = json.loads(Path(sys.argv[1]).read_text())
-    Path(sys.argv[2]).write_text(json.dumps(run(job)))
+    write_text(Path(sys.argv[2]), json.dumps(run(job)))

@@ -57,6 +57,7 @@ def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target
     """
     check_calibration(calibration)
     model = model.eval()
+    stage = "export"  # torch.export of the user's model; after it, the quantizer's steps
     try:
         if not target.quantized:
             return torch.export.export(model, example_inputs)
@@ -65,10 +66,10 @@ def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target
         quantizer = target.make_quantizer(target.make_spec())
         quantizer.set_global(quantization_config(calibration))
         graph_module = torch.export.export(model, example_inputs).module(check_guards=False)
+        stage = "quantize"
         prepared = prepare_pt2e(graph_module, quantizer)
         prepared(*example_inputs)
         converted = convert_pt2e(prepared)
         return torch.export.export(converted, example_inputs)
     except Exception as exc:  # noqa: BLE001 - re-raised with the stage named
-        stage = "quantize" if target.quantized else "export"
         raise PrepareError(f"{stage} failed for target {target.name}: {type(exc).__name__}: {exc}") from exc

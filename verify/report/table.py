@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from verify.cases import Case
+from verify.report.verdict import NullOutcome, Verdict
 from verify.runner import CaseReport
 
 
@@ -13,7 +14,10 @@ def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stder
         print(f"… {case.model} on {case.target}", file=stream, flush=True)
         return
     assert report is not None
-    line = f"  {report.verdict.upper():<16} {case.model} on {case.target} ({report.wall_seconds:.0f} s"
+    status = report.verdict.value.upper()
+    if report.null_outcome is NullOutcome.FAILED:
+        status += ", NULL CHECK FAILED"
+    line = f"  {status:<16} {case.model} on {case.target} ({report.wall_seconds:.0f} s"
     if report.seconds:
         line += f"; full {report.seconds['full']:.1f} s, fast {report.seconds['fast']:.1f} s"
     print(line + ")", file=stream, flush=True)
@@ -31,14 +35,23 @@ def describe(report: CaseReport) -> list[str]:
         if not check.passed:
             lines.append(f"{name}: differs at {check.first_divergence}")
             lines.extend("  " + d for d in check.details[:6])
-    nc = report.null_check
-    if nc and not nc.get("identical", True):
-        if "error" in nc:
-            lines.append(f"null check failed to run: {nc['error'].splitlines()[0]}")
-        else:
-            lines.append(f"null check: stock differs across hash seeds {nc['seeds']} in "
-                         f"{', '.join(nc['differs_in'])}, first at {nc['first_divergent_pass']}")
+    nc = report.null_check or {}
+    if report.null_outcome is NullOutcome.FAILED:
+        lines.append(f"null check failed to run: {(nc.get('error') or '?').splitlines()[0]}")
+    elif report.null_outcome is NullOutcome.DIFFERS:
+        lines.append(f"null check: stock differs across hash seeds {nc['seeds']} in "
+                     f"{', '.join(nc['differs_in'])}, first at {nc['first_divergent_pass']}")
+    factory = report.factory or {}
+    if factory.get("deterministic") is False:
+        lines.append(f"factory is not deterministic: two builds differ in {', '.join(factory['differs_in'][:3])}"
+                     + (f" (+{factory['differing'] - 3} more)" if factory.get("differing", 0) > 3 else "")
+                     + "; every lowering of this case used the one saved program")
     return lines
+
+
+def _null_mark(report: CaseReport) -> str:
+    return {NullOutcome.IDENTICAL: "ok", NullOutcome.DIFFERS: "DIFF", NullOutcome.FAILED: "FAILED",
+            NullOutcome.NOT_RUN: "-"}[report.null_outcome]
 
 
 def table(reports: list[CaseReport]) -> str:
@@ -50,15 +63,17 @@ def table(reports: list[CaseReport]) -> str:
     rows = []
     for r in reports:
         marks = [("ok" if r.checks[c].passed else "DIFF") if c in r.checks else "-" for c in CHECKS]
-        null = "-" if not r.null_check else ("ok" if r.null_check.get("identical") else
-                                             ("err" if "error" in r.null_check else "DIFF"))
-        rows.append([r.model, r.target, r.verdict, *marks, null,
+        rows.append([r.model, r.target, r.verdict.value, *marks, _null_mark(r),
                      f"{r.seconds['full']:.1f}" if r.seconds else "-",
                      f"{r.seconds['fast']:.1f}" if r.seconds else "-"])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))  # noqa: E731
     out = [fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-    counts = {v: sum(r.verdict == v for r in reports) for v in ("identical", "divergent", "error", "nondeterministic")}
+    counts = {v.value: sum(r.verdict is v for r in reports) for v in Verdict}
     out.append("")
-    out.append(", ".join(f"{n} {v}" for v, n in counts.items()))
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+    null_failed = sum(r.null_outcome is NullOutcome.FAILED for r in reports)
+    if null_failed:
+        summary += f"; null check failed to run in {null_failed}"
+    out.append(summary)
     return "\n".join(out)
