@@ -1,4 +1,4 @@
-"""The built-in real models: MLPerf Tiny and a SleepNet-like featurizer.
+"""The built-in real models: MLPerf Tiny, a SleepNet-like featurizer, and a partly delegated model.
 
 Each entry is a factory returning `(nn.Module, example_inputs)`, the same contract a
 user's own `--model module:factory` follows. Factories seed torch themselves, so a
@@ -77,6 +77,35 @@ def sleepnet_1d() -> tuple[nn.Module, tuple]:
     return SleepNetFeaturizer1d().eval(), (torch.randn(1, 1, 256),)
 
 
+class PartlyDelegated(nn.Module):
+    """A model the partitioner splits around CPU work: conv -> ReLU -> linear (a delegate), then
+    atan2 against a learned parameter and fmod by a buffer (no TOSA lowering for either, on any
+    ARM target: they stay on the CPU), then a linear (a second delegate).
+
+    It exists so that the top-level program carries real work and real constants, which a
+    fully delegated model never does: the harness's `constants` and `program` checks then
+    compare something beyond the delegates.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, kernel_size=3, padding=1)
+        self.head = nn.Linear(8 * 8 * 8, 16)
+        self.reference = nn.Parameter(torch.randn(16))
+        self.register_buffer("period", torch.full((16,), 0.75))
+        self.tail = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.head(torch.relu(self.conv(x)).flatten(1))
+        angle = torch.fmod(torch.atan2(y, self.reference), self.period)
+        return self.tail(angle)
+
+
+def partly_delegated() -> tuple[nn.Module, tuple]:
+    torch.manual_seed(0)
+    return PartlyDelegated().eval(), (torch.randn(1, 1, 8, 8),)
+
+
 def _mlperf_tiny(class_name: str) -> ModelFactory:
     def factory() -> tuple[nn.Module, tuple]:
         import importlib
@@ -100,4 +129,5 @@ MODELS: dict[str, ModelFactory] = {
     "deep_autoencoder": _mlperf_tiny("DeepAutoEncoderModel"),
     "sleepnet": sleepnet,
     "sleepnet_1d": sleepnet_1d,
+    "partly_delegated": partly_delegated,
 }

@@ -116,9 +116,58 @@ def drop_pass(pass_cls):
         ArmPassManager.validate_constraints_mandatory = original_validate
 
 
+@contextlib.contextmanager
+def flip_program_byte():
+    """One byte of the serialized program (the .pte) changes after the emitter wrote it."""
+    from executorch.exir.program._program import ExecutorchProgramManager
+
+    original = ExecutorchProgramManager.__dict__["buffer"]
+
+    def buffer(self):
+        data = bytearray(original.fget(self))
+        data[len(data) // 2] ^= 0x01
+        return bytes(data)
+
+    ExecutorchProgramManager.buffer = property(buffer)
+    try:
+        yield
+    finally:
+        ExecutorchProgramManager.buffer = original
+
+
+@contextlib.contextmanager
+def change_top_level_constant(name, change):
+    """Delegation hands back a top-level constant (one the partitioner left on the CPU) changed:
+    `change(tensor)` edits the lowered program's copy in place, nothing inside a delegate."""
+    from executorch.exir.program._program import EdgeProgramManager
+
+    original = EdgeProgramManager.__dict__["to_backend"]
+
+    def to_backend(self, *args, **kwargs):
+        lowered = original(self, *args, **kwargs)
+        with torch.no_grad():
+            change(lowered.exported_program().state_dict[name])
+        return lowered
+
+    EdgeProgramManager.to_backend = to_backend
+    try:
+        yield
+    finally:
+        EdgeProgramManager.to_backend = original
+
+
+def add_one_to_first_element(tensor) -> None:
+    tensor.view(-1)[0] += 1
+
+
+def flip_requires_grad(tensor) -> None:
+    tensor.requires_grad_(not tensor.requires_grad)
+
+
 def raise_in(graph_module) -> None:
     raise RuntimeError("injected failure")
 
 
-__all__ = ["after_pass", "change_reference_output", "change_target", "drop_meta_key", "drop_pass",
-           "flip_payload_byte", "raise_in", "rename_node", "stale_val", "torch"]
+__all__ = ["add_one_to_first_element", "after_pass", "change_reference_output", "change_target",
+           "change_top_level_constant", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
+           "flip_requires_grad", "raise_in", "rename_node", "stale_val", "torch"]

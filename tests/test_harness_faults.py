@@ -42,6 +42,7 @@ def failing(checks):
 def test_null_comparison_is_identical(baseline, program, target):
     checks = compare(baseline, lower_again(program, target))
     assert failing(checks) == []
+    assert baseline.program and checks["program"].details == [f"{len(baseline.program)} bytes identical"]
 
 
 @pytest.mark.parametrize("mutate, check, detail", [
@@ -75,8 +76,31 @@ def test_flipped_payload_byte(baseline, program, target):
     with faults.flip_payload_byte():
         other = lower_again(program, target)
     checks = compare(baseline, other)
-    assert failing(checks) == ["payload"]
+    assert failing(checks) == ["payload", "program"]  # the delegate's bytes are in the .pte too
     assert checks["payload"].first_divergence == "delegate0"
+    assert "(delegate payload): pte.program.backend_delegate_data[0].data" in checks["program"].details[1]
+
+
+def test_flipped_program_byte(baseline, program, target):
+    with faults.flip_program_byte():
+        other = lower_again(program, target)
+    checks = compare(baseline, other)
+    assert failing(checks) == ["program"]
+    size = len(baseline.program)
+    assert checks["program"].details[0] == f".pte: {size} vs {size} bytes, first difference at offset {size // 2}"
+    assert checks["program"].first_divergence == "serialized program"
+
+
+def test_serialization_failing_in_one_mode_only_is_a_divergence(baseline):
+    import dataclasses
+
+    failed = dataclasses.replace(baseline, program=None, program_error="RuntimeError: injected")
+    checks = compare(baseline, failed)
+    assert failing(checks) == ["program"]
+    assert checks["program"].details[2] == "full: RuntimeError: injected"
+    both = compare(failed, dataclasses.replace(failed))
+    assert failing(both) == []
+    assert "not serialized in either mode, the same way: RuntimeError: injected" in both["program"].details[0]
 
 
 def test_changed_tosa_is_reported(baseline, program, target):
@@ -107,6 +131,50 @@ def test_changed_reference_output(baseline, program, target):
     checks = compare(baseline, other)
     assert failing(checks) == ["reference"]
     assert "elements differ" in checks["reference"].details[0]
+
+
+@pytest.fixture(scope="module")
+def partly_program(target):
+    from generators.models import MODELS
+
+    model, inputs = MODELS["partly_delegated"]()
+    return export_program(model, inputs, target)
+
+
+@pytest.fixture(scope="module")
+def partly_baseline(partly_program, target):
+    result = lower(partly_program, target, "full")
+    assert result.ok, result.error
+    return result
+
+
+@pytest.mark.slow
+def test_partly_delegated_null_comparison_is_identical(partly_baseline, partly_program, target):
+    checks = compare(partly_baseline, lower_again(partly_program, target))
+    assert failing(checks) == []
+    names = {c.name for c in partly_baseline.constants}
+    assert {"reference", "period"} <= names  # what the partitioner left on the CPU
+    assert checks["constants"].details == [f"{len(partly_baseline.constants)} top-level constants identical"]
+
+
+@pytest.mark.slow
+def test_changed_top_level_weight(partly_baseline, partly_program, target):
+    with faults.change_top_level_constant("reference", faults.add_one_to_first_element):
+        other = lower_again(partly_program, target)
+    checks = compare(partly_baseline, other)
+    assert failing(checks) == ["constants", "program"]  # the weight is serialized into the .pte too
+    assert checks["constants"].details[0].startswith("reference: values differ, 64 vs 64 bytes, first difference at offset")
+    assert "1 of 16 elements, first at (0,)" in checks["constants"].details[0]
+    assert "(constant data): pte.program.constant_buffer[" in checks["program"].details[1]
+
+
+@pytest.mark.slow
+def test_changed_top_level_constant_metadata(partly_baseline, partly_program, target):
+    with faults.change_top_level_constant("period", faults.flip_requires_grad):
+        other = lower_again(partly_program, target)
+    checks = compare(partly_baseline, other)
+    assert "constants" in failing(checks)
+    assert checks["constants"].details == ["period: requires_grad False vs True"]
 
 
 def test_dropped_pass_parts_the_pass_sequence(baseline, program, target):

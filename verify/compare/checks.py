@@ -10,6 +10,7 @@ from verify.compare.aligned import pass_sequence, snapshot_pairs
 from verify.compare.graphs import identical_up_to_names, structure_differences
 from verify.compare.meta import meta_differences
 from verify.compare.payloads import bytes_difference, outputs_difference
+from verify.compare.program import constants_differences, serialized_program_differences
 from verify.compare.vals import val_differences
 from verify.lowering.lower import LoweringResult
 
@@ -101,6 +102,33 @@ def _payload_bytes(name, a, b, get) -> CheckResult:
     return CheckResult(name, not details, details[0].split(" ")[0] if details else None, details)
 
 
+def check_program(a: LoweringResult, b: LoweringResult) -> CheckResult:
+    """The serialized program (`to_executorch().buffer`, the .pte a user ships), byte for byte."""
+    if a.ok != b.ok:
+        return CheckResult("program", False, "serialized program",
+                           ["one lowering failed before serialization (see the outcome check)"])
+    if a.program_error != b.program_error:
+        describe = lambda r: f"{r.mode}: " + (r.program_error or "serialized")  # noqa: E731
+        return CheckResult("program", False, "serialized program",
+                           ["to_executorch() succeeded or failed differently", describe(a), describe(b)])
+    if a.program_error is not None:
+        return CheckResult("program", True, details=[f"not serialized in either mode, the same way: {a.program_error}"])
+    if a.program is None:
+        return CheckResult("program", True)  # both lowerings failed: the outcome check speaks
+    details = serialized_program_differences(a.program, b.program)
+    if details:
+        return CheckResult("program", False, "serialized program", details)
+    return CheckResult("program", True, details=[f"{len(a.program)} bytes identical"])
+
+
+def check_constants(a: LoweringResult, b: LoweringResult) -> CheckResult:
+    """Every top-level parameter, buffer and lifted constant: name, metadata and exact bytes."""
+    details = constants_differences(a.constants, b.constants)
+    if details:
+        return CheckResult("constants", False, "top-level constants", details)
+    return CheckResult("constants", True, details=[f"{len(a.constants)} top-level constants identical"])
+
+
 def check_reference(a: LoweringResult, b: LoweringResult) -> CheckResult:
     """TOSA reference-model outputs on seeded random inputs, bit for bit."""
     details = []
@@ -124,6 +152,8 @@ CHECKS: dict[str, Callable[[LoweringResult, LoweringResult], CheckResult]] = {
     "meta": check_meta,
     "payload": check_payload,
     "tosa": check_tosa,
+    "program": check_program,
+    "constants": check_constants,
     "reference": check_reference,
 }
 

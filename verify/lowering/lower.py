@@ -13,6 +13,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from verify.lowering.constants import ConstantTensor, capture_constants
 from verify.lowering.heap import clear_graph_caches
 from verify.lowering.observe import Observation, observe_lowering
 from verify.lowering.reference import ReferenceRun, run_reference
@@ -44,6 +45,10 @@ class LoweringResult:
     payloads: list[Payload] = field(default_factory=list)
     reference: list[ReferenceRun] = field(default_factory=list)
     fastpass_stats: dict[str, Any] | None = None
+    constants: list[ConstantTensor] = field(default_factory=list)  # the top-level program's
+    program: bytes | None = None  # the serialized program, `to_executorch().buffer` (a .pte)
+    program_error: str | None = None  # why to_executorch() failed (first line), if it did
+    serialize_seconds: float = 0.0  # to_executorch(), not part of `seconds` (the lowering)
 
     @property
     def ok(self) -> bool:
@@ -92,6 +97,8 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
         ):
             result.payloads.append(Payload(str(module.backend_id), bytes(module.processed_bytes),
                                            tosa[index] if index < len(tosa) else None))
+        result.constants = capture_constants(edge.exported_program() if hasattr(edge, "exported_program") else edge)
+        _serialize(edge, mode, features, result)
     except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
         result.seconds = time.perf_counter() - start
         root = exc
@@ -108,3 +115,25 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
         if reference_sets and payload.tosa is not None:
             result.reference.append(run_reference(payload.tosa, reference_sets))
     return result
+
+
+def _serialize(edge: Any, mode: str, features: tuple[str, ...], result: LoweringResult) -> None:
+    """`to_executorch().buffer`: the program a user ships, in the same mode as the lowering.
+
+    Run after everything else is captured, outside the observation (its passes are not the
+    lowering's) and timed on its own. On a deep copy: to_executorch() rewrites the edge
+    program in place (out variants, memory specs), and the caller keeps `edge` as it was.
+    Its failure is recorded, not raised: the `program` check compares it, and the lowering
+    still counts.
+    """
+    if not hasattr(edge, "to_executorch"):
+        result.program_error = f"not serialized: the call returned a {type(edge).__name__}, not an EdgeProgramManager"
+        return
+    start = time.perf_counter()
+    try:
+        edge = copy.deepcopy(edge)
+        with _mode_context(mode, features):
+            result.program = bytes(edge.to_executorch().buffer)
+    except Exception as exc:  # noqa: BLE001 - a failing serialization is a result to compare
+        result.program_error = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0]
+    result.serialize_seconds = time.perf_counter() - start
