@@ -65,13 +65,48 @@ def _mode_context(mode: str, features: tuple[str, ...]):
     raise ValueError(f"unknown mode {mode!r}; modes are {MODES}")
 
 
+@dataclass
+class ObservedCall:
+    """One observed lowering call: the comparable result, what the call returned, what it raised.
+
+    `value` and `exception` are kept for a caller that must hand the call's own outcome back
+    (verify.crosscheck returns the stock result, or re-raises the stock exception, unchanged)."""
+
+    result: LoweringResult
+    value: Any = None
+    exception: Exception | None = None
+
+
 def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (),
           snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None) -> LoweringResult:
     """Lower a deep copy of `program` (so both modes start from the same graph) and observe it."""
     from executorch.exir import to_edge_transform_and_lower
 
-    result = LoweringResult(mode, tuple(features), hash_seed)
     program = copy.deepcopy(program)
+
+    def call():
+        partitioner = target.make_partitioner(target.make_spec())
+        return to_edge_transform_and_lower(program, partitioner=[partitioner])
+
+    return observe_call(call, mode, features, snapshots, reference_sets, hash_seed).result
+
+
+def _graph_module_of(lowered: Any) -> Any:
+    """The graph module of what a lowering call returned: an EdgeProgramManager's program or an ExportedProgram."""
+    if hasattr(lowered, "exported_program"):
+        return lowered.exported_program().graph_module
+    return lowered.graph_module
+
+
+def observe_call(call: Any, mode: str, features: tuple[str, ...] = (), snapshots: bool = True,
+                 reference_sets: int = 3, hash_seed: str | None = None) -> ObservedCall:
+    """Run `call()` (any lowering or pass call returning an EdgeProgramManager or ExportedProgram) in
+    `mode`, observing every pass, and build the LoweringResult the checks compare.
+
+    Factored out of lower() so that verify.crosscheck builds its results from intercepted calls
+    the same way, rather than a second copy of this."""
+    result = LoweringResult(mode, tuple(features), hash_seed)
+    observed = ObservedCall(result)
     stats_source = None
     start = time.perf_counter()
     try:
@@ -83,12 +118,11 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
 
                     fastpass.reset_stats()
                     stats_source = fastpass
-                partitioner = target.make_partitioner(target.make_spec())
-                edge = to_edge_transform_and_lower(program, partitioner=[partitioner])
+                edge = observed.value = call()
                 if stats_source is not None:
                     result.fastpass_stats = stats_source.stats()
         result.seconds = time.perf_counter() - start
-        graph_module = edge.exported_program().graph_module
+        graph_module = _graph_module_of(edge)
         if snapshots:
             result.final = take_snapshot(graph_module, GraphIds(), full_provenance=True)
         tosa = list(observation.delegate_tosa)
@@ -101,6 +135,7 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
         _serialize(edge, mode, features, result)
     except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
         result.seconds = time.perf_counter() - start
+        observed.exception = exc
         root = exc
         while root.__cause__ is not None or root.__context__ is not None:
             root = root.__cause__ or root.__context__
@@ -108,13 +143,13 @@ def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (
         # First line: the root cause (pass managers wrap it in a generic "An error occurred").
         result.error = "".join(traceback.format_exception_only(type(root), root)).strip().splitlines()[0]
         result.error += "\n" + "".join(traceback.format_exception(exc, limit=-8))
-        return result
+        return observed
     finally:
         clear_graph_caches()
     for payload in result.payloads:
         if reference_sets and payload.tosa is not None:
             result.reference.append(run_reference(payload.tosa, reference_sets))
-    return result
+    return observed
 
 
 def _serialize(edge: Any, mode: str, features: tuple[str, ...], result: LoweringResult) -> None:

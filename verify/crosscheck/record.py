@@ -1,0 +1,135 @@
+"""What one crosschecked call leaves behind: typed records, so the plugin, the JSON report and
+the tests read fields, never strings parsed back."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verify.compare import CheckResult
+from verify.lowering.observe import PassStep
+
+
+class EntryPoint(enum.Enum):
+    """The calls crosscheck intercepts (see verify.crosscheck.intercept for where and why)."""
+
+    TO_EDGE_TRANSFORM_AND_LOWER = "to_edge_transform_and_lower"
+    TO_EDGE = "to_edge"
+    TO_BACKEND = "EdgeProgramManager.to_backend"
+    PASS_CALL = "pass call"  # _transform / EdgeProgramManager.transform outside any lowering
+
+
+class Verdict(enum.Enum):
+    IDENTICAL = "identical"
+    DIVERGENT = "divergent"
+    # Not compared, and why (e.g. the input could not be deep-copied): counted, never "identical".
+    UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True)
+class DivergencePoint:
+    """Where stock and fastpass first part: the pass step when the earliest failing check names
+    one, else `label` alone (e.g. "final program graph", "delegate0")."""
+
+    label: str
+    step: PassStep | None = None
+
+    @property
+    def pass_name(self) -> str | None:
+        return self.step.pass_name if self.step is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "pass": self.pass_name,
+                "phase": self.step.phase if self.step else None,
+                "manager": self.step.manager if self.step else None,
+                "index": self.step.index if self.step else None}
+
+
+@dataclass(frozen=True)
+class Reproducer:
+    """The saved input of a divergent call and the command that replays it."""
+
+    path: Path | None  # None: it could not be saved (see limitation)
+    command: str
+    # Why the file cannot replay the call by itself (e.g. an argument that does not pickle), or None.
+    limitation: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path) if self.path else None, "command": self.command, "limitation": self.limitation}
+
+
+@dataclass(frozen=True)
+class FastpassWork:
+    """What fastpass actually did in its run: what an "identical" verdict rests on."""
+
+    passes_run: int = 0
+    passes_skipped: int = 0
+    nodes_copied: int = 0
+    nodes_dispatched: int = 0
+
+    @classmethod
+    def from_stats(cls, stats: dict[str, Any] | None) -> "FastpassWork":
+        stats = stats or {}
+        return cls(int(stats.get("passes_run", 0)), int(stats.get("passes_skipped", 0)),
+                   int(stats.get("nodes_copied", 0)), int(stats.get("nodes_dispatched", 0)))
+
+
+@dataclass
+class CrosscheckRecord:
+    """One intercepted top-level call, lowered stock and with fastpass, compared."""
+
+    entry_point: EntryPoint
+    context: str  # who made the call (the pytest plugin sets the test id), "" if unknown
+    verdict: Verdict
+    stock_seconds: float = 0.0
+    fastpass_seconds: float = 0.0
+    stock_error: str | None = None  # first line, when the stock call raised (re-raised to the caller)
+    passes_observed: int = 0  # pass invocations the stock run went through
+    delegates: int = 0
+    checks_run: tuple[str, ...] = ()
+    failed_checks: dict[str, CheckResult] = field(default_factory=dict)
+    first_divergence: DivergencePoint | None = None
+    reproducer: Reproducer | None = None
+    fastpass_work: FastpassWork = field(default_factory=FastpassWork)
+    unchecked_reason: str | None = None
+
+    @property
+    def divergent(self) -> bool:
+        return self.verdict is Verdict.DIVERGENT
+
+    def describe(self) -> str:
+        """One line for a terminal or an exception message."""
+        where = f" at {self.first_divergence.label}" if self.first_divergence else ""
+        checks = ", ".join(self.failed_checks) or "-"
+        head = f"{self.entry_point.value}{where}: {self.verdict.value} (checks: {checks})"
+        if self.reproducer is not None:
+            head += f"; replay: {self.reproducer.command}"
+        return head
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entry_point": self.entry_point.value,
+            "context": self.context,
+            "verdict": self.verdict.value,
+            "stock_seconds": self.stock_seconds,
+            "fastpass_seconds": self.fastpass_seconds,
+            "stock_error": self.stock_error,
+            "passes_observed": self.passes_observed,
+            "delegates": self.delegates,
+            "checks_run": list(self.checks_run),
+            "failed_checks": {name: r.to_json() for name, r in self.failed_checks.items()},
+            "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
+            "reproducer": self.reproducer.to_json() if self.reproducer else None,
+            "fastpass_work": vars(self.fastpass_work),
+            "unchecked_reason": self.unchecked_reason,
+        }
+
+
+class CrosscheckDivergence(AssertionError):
+    """Raised by `crosscheck(strict=True)` at the call whose fastpass lowering diverged."""
+
+    def __init__(self, record: CrosscheckRecord) -> None:
+        super().__init__("fastpass diverged from stock: " + record.describe())
+        self.record = record

@@ -1,0 +1,145 @@
+"""Crosscheck one intercepted call: stock first (its outcome is the caller's), then fastpass on a
+deep copy of the same input, compared with every check in verify.compare.CHECKS."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from verify.compare import compare
+from verify.compare.checks import first_divergent_pass
+from verify.crosscheck import reproducer
+from verify.crosscheck.record import (
+    CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
+)
+from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How calls are crosschecked. `features`: fastpass features (empty = all)."""
+
+    strict: bool = False
+    features: tuple[str, ...] = ()
+    reference_sets: int = 1
+    reproducer_dir: Path = Path("verify-out/crosscheck")
+
+
+@dataclass
+class Session:
+    """Everything crosschecked since `enable()`; `context` names the caller in each record."""
+
+    settings: Settings
+    records: list[CrosscheckRecord] = field(default_factory=list)
+    context: str = ""
+    listeners: list[Callable[[CrosscheckRecord], None]] = field(default_factory=list)
+
+    @property
+    def divergent(self) -> list[CrosscheckRecord]:
+        return [r for r in self.records if r.divergent]
+
+    def handle(self, entry: EntryPoint, original: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """The interceptor's handler: crosscheck the call and return (or raise) what stock did."""
+        import fastpass
+
+        if fastpass.is_enabled():
+            raise RuntimeError("verify.crosscheck: fastpass is enabled around a lowering; crosscheck runs "
+                               "the stock and the fastpass lowering itself (use one or the other)")
+        try:
+            # Before the stock call: passes mutate their input in place.
+            pristine: tuple | None = copy.deepcopy((args, kwargs))
+            unchecked = None
+        except Exception as exc:  # noqa: BLE001 - the caller's call still runs, stock
+            pristine, unchecked = None, f"input not deep-copyable: {type(exc).__name__}: {exc}"
+        rng = _RandomState.capture()
+        stock = observe_call(lambda: original(*args, **kwargs), "full", (), True, self.settings.reference_sets)
+        if pristine is None:
+            self._add(CrosscheckRecord(entry, self.context, Verdict.UNCHECKED, stock.result.seconds,
+                                       stock_error=_first_line(stock.result), unchecked_reason=unchecked))
+            return _outcome(stock)
+        after_stock = _RandomState.capture()
+        fast_args, fast_kwargs = copy.deepcopy(pristine)
+        rng.restore()  # the fastpass run sees the random state the stock run saw ...
+        fast = observe_call(lambda: original(*fast_args, **fast_kwargs), "fast", self.settings.features,
+                            True, self.settings.reference_sets)
+        after_stock.restore()  # ... and the caller continues from where stock left it
+        record = self._compare(entry, stock.result, fast.result)
+        if record.divergent:
+            record.reproducer = self._save(entry, pristine, len(self.records))
+        self._add(record)
+        if record.divergent and self.settings.strict:
+            raise CrosscheckDivergence(record)
+        return _outcome(stock)
+
+    def _compare(self, entry: EntryPoint, stock: LoweringResult, fast: LoweringResult) -> CrosscheckRecord:
+        results = compare(stock, fast)
+        failed = {name: r for name, r in results.items() if not r.passed}
+        record = CrosscheckRecord(
+            entry, self.context, Verdict.DIVERGENT if failed else Verdict.IDENTICAL,
+            stock.seconds, fast.seconds, stock_error=_first_line(stock),
+            passes_observed=len(stock.observation.steps), delegates=len(stock.payloads),
+            checks_run=tuple(results), failed_checks=failed,
+            fastpass_work=FastpassWork.from_stats(fast.fastpass_stats))
+        if failed:
+            label = first_divergent_pass(stock, fast, results) or next(
+                (r.first_divergence for r in failed.values() if r.first_divergence), "unlocated")
+            step = next((s for s in stock.observation.steps if s.label == label), None)
+            record.first_divergence = DivergencePoint(label, step)
+        return record
+
+    def _save(self, entry: EntryPoint, pristine: tuple, index: int) -> Reproducer:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
+        path = self.settings.reproducer_dir / f"{name}-{index}{reproducer.SUFFIX}"
+        args, kwargs = copy.deepcopy(pristine)  # saving must not touch the pristine copy's objects
+        try:
+            limitation = reproducer.save(path, entry, args, kwargs, self.context)
+        except Exception as exc:  # noqa: BLE001 - the divergence is still recorded, without a file
+            log.warning("crosscheck: could not save the reproducer for %s: %s", self.context, exc)
+            return Reproducer(None, "", f"not saved: {type(exc).__name__}: {exc}")
+        return Reproducer(path.resolve(), reproducer.replay_command(path.resolve()), limitation)
+
+    def _add(self, record: CrosscheckRecord) -> None:
+        self.records.append(record)
+        log.info("crosscheck %s: %s", record.context, record.describe())
+        for listener in self.listeners:
+            listener(record)
+
+
+def _first_line(result: LoweringResult) -> str | None:
+    return result.error.splitlines()[0] if result.error else None
+
+
+def _outcome(stock: ObservedCall) -> Any:
+    if stock.exception is not None:
+        raise stock.exception
+    return stock.value
+
+
+class _RandomState:
+    """The process's random generators (Python, NumPy, torch): a crosscheck must not move them."""
+
+    def __init__(self, python: Any, numpy: Any, torch_state: Any) -> None:
+        self.python, self.numpy, self.torch_state = python, numpy, torch_state
+
+    @classmethod
+    def capture(cls) -> "_RandomState":
+        import numpy
+        import torch
+
+        return cls(random.getstate(), numpy.random.get_state(), torch.random.get_rng_state())
+
+    def restore(self) -> None:
+        import numpy
+        import torch
+
+        random.setstate(self.python)
+        numpy.random.set_state(self.numpy)
+        torch.random.set_rng_state(self.torch_state)
+
