@@ -192,7 +192,8 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
                 return
             full, fast = output.results["full"], output.results["fast"]
             report.factory = output.status.get("factory")
-            report.seconds = {"full": full.seconds, "fast": fast.seconds}
+            report.seconds = {"full": full.seconds, "fast": fast.seconds,  # to_executorch() apart from the lowering
+                              "full_to_executorch": full.serialize_seconds, "fast_to_executorch": fast.serialize_seconds}
             report.fastpass_stats = fast.fastpass_stats
             report.checks = compare(full, fast)
             if null is not None:
