@@ -1,0 +1,259 @@
+"""pytest plugin (entry point `pytest11: fastpass`), off unless asked:
+
+    pytest --fastpass                   # every test with fastpass enabled
+    pytest --fastpass=crosscheck        # every lowering crosschecked (verify.crosscheck), stock returned
+    pytest --fastpass-json FILE         # a JSON report; alone (fastpass off) it records outcomes only
+
+Put `--fastpass` after the paths or write `--fastpass=on`: its value is optional, so a path
+right after it would be read as its value (and refused).
+
+In crosscheck mode a divergence fails the test whose call produced it (even an xfail test),
+and the terminal summary lists lowerings crosschecked, identical, divergent (test id, first
+divergent pass, reproducer), and time stock vs fastpass summed over all lowerings. Works with
+pytest-xdist: each worker crosschecks its own tests and attaches the records to the test's
+reports (`user_properties`), which the controller sums; nothing is lost between processes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MODES = ("on", "crosscheck")
+RECORDS_KEY = "fastpass.crosscheck"  # user_properties key: this phase's crosscheck records (JSON)
+WORK_KEY = "fastpass.work"  # user_properties key: fastpass counters spent in this phase ("on" mode)
+_WORK_FIELDS = ("passes_run", "passes_skipped", "nodes_copied", "nodes_dispatched", "time_in_passes_s")
+
+
+def _mode(value: str) -> str:
+    if value not in MODES:
+        import argparse
+
+        raise argparse.ArgumentTypeError(
+            f"--fastpass takes no value, 'on' or 'crosscheck', not {value!r} "
+            "(write --fastpass=on, or put --fastpass after the paths)")
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("fastpass", "fastpass: run lowerings with fastpass, or crosscheck them")
+    group.addoption("--fastpass", nargs="?", const="on", default=None, type=_mode, metavar="crosscheck",
+                    help="enable fastpass for every test; =crosscheck: lower stock and with fastpass, compare")
+    group.addoption("--fastpass-features", default="", metavar="F1,F2",
+                    help="fastpass features to enable (default: all)")
+    group.addoption("--fastpass-json", default=None, metavar="FILE",
+                    help="write outcomes, crosscheck records and totals as JSON")
+    group.addoption("--fastpass-reproducers", default="verify-out/crosscheck", metavar="DIR",
+                    help="where crosscheck saves the input of a divergent call (default: %(default)s)")
+    group.addoption("--fastpass-reference-sets", type=int, default=1, metavar="N",
+                    help="TOSA reference-model input sets compared per delegate in crosscheck (default: 1)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("fastpass") is None and config.getoption("fastpass_json") is None:
+        return
+    config.pluginmanager.register(FastpassPlugin(config), "fastpass-session")
+
+
+class FastpassPlugin:
+    """One per pytest process: runs its tests in the chosen mode and, on the controller, reports."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.mode: str | None = config.getoption("fastpass")
+        self.features = tuple(f for f in config.getoption("fastpass_features").split(",") if f)
+        self.is_worker = hasattr(config, "workerinput")
+        self.session: Any = None  # verify.crosscheck.Session in crosscheck mode
+        self.reported = 0  # records of the session already attached to a report
+        self.work_before: dict[str, float] = {}
+        # Controller side (or single process): what the reports say.
+        self.outcomes: dict[str, str] = {}
+        self.skip_reasons: Counter[str] = Counter()
+        self.records: list[dict[str, Any]] = []
+        self.work: Counter[str] = Counter()
+        self.started = time.time()
+
+    # ---- every process that runs tests -----------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.mode == "on":
+            import fastpass
+
+            fastpass.enable(self.features or None)
+        elif self.mode == "crosscheck":
+            from verify import crosscheck
+
+            self.session = crosscheck.enable(
+                features=self.features, reference_sets=self.config.getoption("fastpass_reference_sets"),
+                reproducer_dir=Path(self.config.getoption("fastpass_reproducers")))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.mode == "on":
+            import fastpass
+
+            if fastpass.is_enabled():
+                fastpass.disable()
+        elif self.mode == "crosscheck":
+            from verify import crosscheck
+
+            crosscheck.disable()
+        if not self.is_worker and self.config.getoption("fastpass_json"):
+            self._write_json(Path(self.config.getoption("fastpass_json")))
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: Any) -> Any:
+        if self.session is not None:
+            self.session.context = item.nodeid
+        try:
+            return (yield)
+        finally:
+            if self.session is not None:
+                self.session.context = ""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        # tryfirst: the outermost wrapper, so this sees the report after the xfail handling.
+        report = yield
+        extra: list[tuple[str, Any]] = []
+        if self.session is not None:
+            new = [r for r in self.session.records[self.reported:]]
+            self.reported = len(self.session.records)
+            if new:
+                extra.append((RECORDS_KEY, [r.to_json() for r in new]))
+                divergent = [r for r in new if r.divergent]
+                if divergent:
+                    _fail(report, divergent)
+        if self.mode == "on":
+            work = self._work_delta()
+            if any(work.values()):
+                extra.append((WORK_KEY, work))
+        if extra:
+            report.user_properties = [*report.user_properties, *extra]  # a new list: the item's is shared
+        return report
+
+    def _work_delta(self) -> dict[str, float]:
+        import fastpass
+
+        stats = fastpass.stats()
+        now = {k: stats.get(k, 0) for k in _WORK_FIELDS}
+        delta = {k: now[k] - self.work_before.get(k, 0) for k in _WORK_FIELDS}
+        self.work_before = now
+        return delta
+
+    # ---- the controller (or the single process) ----------------------------------------
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == RECORDS_KEY:
+                self.records.extend(value)
+            elif key == WORK_KEY:
+                self.work.update(value)
+        outcome = _outcome(report)
+        if outcome is None:
+            return
+        previous = self.outcomes.get(report.nodeid)
+        # The first non-pass outcome of a test's phases is its outcome (error in teardown after a pass).
+        if previous is None or previous == "passed":
+            self.outcomes[report.nodeid] = outcome
+        if outcome == "skipped" and isinstance(report.longrepr, tuple):
+            self.skip_reasons[str(report.longrepr[2]).removeprefix("Skipped: ")] += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker or self.mode is None:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section(f"fastpass ({self.mode})")
+        if self.mode == "on":
+            write("fastpass: " + ", ".join(f"{k} {self.work[k]:.0f}" if k != "time_in_passes_s"
+                                           else f"time in passes {self.work[k]:.1f} s" for k in _WORK_FIELDS))
+            return
+        totals = crosscheck_totals(self.records)
+        write(f"lowerings crosschecked: {totals['crosschecked']}  identical: {totals['identical']}  "
+              f"divergent: {totals['divergent']}  unchecked: {totals['unchecked']}")
+        write("by entry point: " + ", ".join(f"{k} {v}" for k, v in sorted(totals["by_entry_point"].items())))
+        write(f"time stock {totals['stock_seconds']:.1f} s, fastpass {totals['fastpass_seconds']:.1f} s "
+              f"(summed over lowerings)")
+        work = totals["fastpass_work"]
+        write(f"what fastpass did: {work['passes_skipped']} passes skipped of "
+              f"{work['passes_run'] + work['passes_skipped']}, {work['nodes_copied']} nodes copied of "
+              f"{work['nodes_copied'] + work['nodes_dispatched']}; calls with skip or copy at work: "
+              f"{totals['calls_with_fastpass_work']}")
+        for record in self.records:
+            if record["verdict"] == "divergent":
+                where = (record["first_divergence"] or {}).get("label", "?")
+                repro = (record["reproducer"] or {})
+                write(f"DIVERGENT {record['context']}: {record['entry_point']} at {where}; "
+                      f"checks {', '.join(record['failed_checks'])}; replay: "
+                      f"{repro.get('command') or repro.get('limitation')}", red=True)
+            elif record["verdict"] == "unchecked":
+                write(f"unchecked {record['context']}: {record['unchecked_reason']}", yellow=True)
+
+    def _write_json(self, path: Path) -> None:
+        data = {
+            "mode": self.mode or "stock",
+            "features": list(self.features),
+            "seconds": time.time() - self.started,
+            "outcomes": dict(sorted(self.outcomes.items())),
+            "outcome_counts": dict(Counter(self.outcomes.values())),
+            "skip_reasons": dict(self.skip_reasons.most_common()),
+            "crosscheck": crosscheck_totals(self.records) if self.mode == "crosscheck" else None,
+            "records": self.records,
+            "fastpass_work": dict(self.work) if self.mode == "on" else None,
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=1, default=str))
+
+
+def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sums over crosscheck records (their JSON form, as they arrive from workers)."""
+    verdicts = Counter(r["verdict"] for r in records)
+    work: Counter[str] = Counter()
+    for r in records:
+        work.update(r["fastpass_work"])
+    return {
+        "crosschecked": len(records),
+        "identical": verdicts["identical"],
+        "divergent": verdicts["divergent"],
+        "unchecked": verdicts["unchecked"],
+        "by_entry_point": dict(Counter(r["entry_point"] for r in records)),
+        "stock_seconds": sum(r["stock_seconds"] for r in records),
+        "fastpass_seconds": sum(r["fastpass_seconds"] for r in records),
+        "fastpass_work": {k: work[k] for k in ("passes_run", "passes_skipped", "nodes_copied", "nodes_dispatched")},
+        "calls_with_fastpass_work": sum(1 for r in records
+                                        if r["fastpass_work"]["passes_skipped"] or r["fastpass_work"]["nodes_copied"]),
+        "divergences": [{"test": r["context"], "entry_point": r["entry_point"],
+                         "first_divergence": r["first_divergence"], "failed_checks": list(r["failed_checks"]),
+                         "reproducer": r["reproducer"]} for r in records if r["verdict"] == "divergent"],
+    }
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    """passed, failed, error, skipped, xfailed, xpassed; None for a phase that says nothing new."""
+    wasxfail = hasattr(report, "wasxfail")
+    if report.when == "call":
+        if report.passed:
+            return "xpassed" if wasxfail else "passed"
+        if report.skipped:
+            return "xfailed" if wasxfail else "skipped"
+        return "failed"
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "xfailed" if wasxfail else "skipped"
+    return "passed" if report.when == "setup" else None
+
+
+def _fail(report: pytest.TestReport, divergent: list[Any]) -> None:
+    """A divergence fails the test, whatever its own outcome (an expected failure included)."""
+    message = "\n".join("fastpass crosscheck: " + r.describe() for r in divergent)
+    if report.failed and report.longrepr is not None:
+        message = f"{report.longrepr}\n\n{message}"
+    report.outcome = "failed"
+    report.longrepr = message
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
