@@ -1,0 +1,190 @@
+"""`python -m verify.peer` (`tox -e peer`): executorch's own Arm tests, three ways, test by test.
+
+Runs the Arm test suite shipped in the installed executorch wheel (`backends/arm/test/`;
+`passes` by default, `ops`, `models` or any sub-path through the arguments) stock, with
+`--fastpass` and with `--fastpass=crosscheck` (verify/pytest_plugin.py), each in its own pytest
+process with the same hash seed, and compares: every test must have the same outcome (passed,
+failed, error, skipped, xfailed, xpassed) in every mode, and every crosschecked lowering must
+be identical. Exit 0 if so, 1 on any mismatch, divergence or unchecked lowering, 2 for bad usage.
+
+These are tests written by the pass authors, not by us: their graphs hit corner cases our
+generators do not. Tests that need hardware or simulators we do not have skip themselves by
+their own markers; the summary counts them by reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MODES: dict[str, list[str]] = {"stock": [], "fastpass": ["--fastpass=on"], "crosscheck": ["--fastpass=crosscheck"]}
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+class UsageError(Exception):
+    """Bad arguments: one line, exit 2."""
+
+
+@dataclass
+class ModeRun:
+    mode: str
+    report: dict[str, Any]
+    seconds: float
+    returncode: int
+
+    @property
+    def outcomes(self) -> dict[str, str]:
+        return self.report["outcomes"]
+
+
+def arm_test_root() -> Path:
+    """The installed wheel's Arm test folder (executorch is a namespace package: no __file__)."""
+    spec = importlib.util.find_spec("executorch.backends.arm.test")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError("executorch's Arm tests are not installed (no executorch.backends.arm.test)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def resolve_suites(names: list[str], root: Path) -> list[Path]:
+    paths = []
+    for name in names or ["passes"]:
+        path = root / name
+        if not path.exists():
+            choices = ", ".join(sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")))
+            raise UsageError(f"no {name!r} under {root} (suites: {choices}; or a file path below one)")
+        paths.append(path)
+    return paths
+
+
+def run_mode(mode: str, suites: list[Path], root: Path, out: Path, workers: int, timeout: int,
+             extra: list[str]) -> ModeRun:
+    report_path = out / f"{mode}.json"
+    report_path.unlink(missing_ok=True)
+    # An empty ini in our own folder: the suite runs under its own conftest, not under the ini
+    # files pytest would find above site-packages (this project's pyproject.toml among them).
+    ini = out / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(root), "-p", "no:cacheprovider",
+               "-q", "--timeout", str(timeout), *MODES[mode], "--fastpass-json", str(report_path),
+               "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{mode}.xml"),
+               *(["-n", str(workers)] if workers > 0 else ["-p", "no:xdist"]), *extra, *map(str, suites)]
+    env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
+    print(f"[{mode}] {' '.join(command)}", flush=True)
+    start = time.perf_counter()
+    with open(out / f"{mode}.log", "w") as log:
+        returncode = subprocess.run(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+    seconds = time.perf_counter() - start
+    if not report_path.is_file():
+        raise RuntimeError(f"[{mode}] pytest exited {returncode} without a report; see {out / f'{mode}.log'}")
+    report = json.loads(report_path.read_text())
+    counts = report["outcome_counts"]
+    print(f"[{mode}] {seconds:.0f} s, exit {returncode}: "
+          + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES), flush=True)
+    return ModeRun(mode, report, seconds, returncode)
+
+
+def mismatches(runs: list[ModeRun]) -> list[tuple[str, dict[str, str]]]:
+    """Tests whose outcome is not the same in every mode (missing in a mode: 'not run')."""
+    tests = sorted(set().union(*(r.outcomes for r in runs)))
+    found = []
+    for test in tests:
+        per_mode = {r.mode: r.outcomes.get(test, "not run") for r in runs}
+        if len(set(per_mode.values())) > 1:
+            found.append((test, per_mode))
+    return found
+
+
+def summarize(runs: list[ModeRun]) -> int:
+    print("\noutcomes per mode:")
+    print(f"  {'':12}" + "".join(f"{o:>9}" for o in OUTCOMES) + f"{'total':>9}{'seconds':>9}")
+    for run in runs:
+        counts = Counter(run.outcomes.values())
+        print(f"  {run.mode:12}" + "".join(f"{counts.get(o, 0):>9}" for o in OUTCOMES)
+              + f"{len(run.outcomes):>9}{run.seconds:>9.0f}")
+    failed = False
+    diff = mismatches(runs)
+    print(f"\ntests with the same outcome in every mode: {len(set().union(*(r.outcomes for r in runs))) - len(diff)}; "
+          f"mismatches: {len(diff)}")
+    for test, per_mode in diff:
+        failed = True
+        print(f"  MISMATCH {test}: " + ", ".join(f"{m} {o}" for m, o in per_mode.items()))
+    stock = next((r for r in runs if r.mode == "stock"), runs[0])
+    if stock.report["skip_reasons"]:
+        print(f"\nskipped by the suite's own markers ({stock.mode}), by reason:")
+        for reason, count in stock.report["skip_reasons"].items():
+            print(f"  {count:5}  {reason}")
+    check = next((r for r in runs if r.mode == "crosscheck"), None)
+    if check is not None:
+        totals = check.report["crosscheck"]
+        work = totals["fastpass_work"]
+        print(f"\ncrosscheck: {totals['crosschecked']} lowerings crosschecked "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(totals['by_entry_point'].items()))}): "
+              f"{totals['identical']} identical, {totals['divergent']} divergent, {totals['unchecked']} unchecked")
+        print(f"  lowering time summed: stock {totals['stock_seconds']:.1f} s, fastpass {totals['fastpass_seconds']:.1f} s")
+        print(f"  what fastpass did: {work['passes_skipped']} of {work['passes_run'] + work['passes_skipped']} pass "
+              f"invocations skipped, {work['nodes_copied']} of {work['nodes_copied'] + work['nodes_dispatched']} "
+              f"nodes copied; {totals['calls_with_fastpass_work']} calls with skip or copy at work")
+        for d in totals["divergences"]:
+            where = (d["first_divergence"] or {}).get("label", "?")
+            repro = d["reproducer"] or {}
+            print(f"  DIVERGENT {d['test']}: {d['entry_point']} at {where} "
+                  f"(checks {', '.join(d['failed_checks'])}); replay: {repro.get('command') or repro.get('limitation')}")
+        for record in check.report["records"]:
+            if record["verdict"] == "unchecked":
+                print(f"  UNCHECKED {record['context']}: {record['unchecked_reason']}")
+        failed = failed or bool(totals["divergent"] or totals["unchecked"])
+    print("\npeer: " + ("FAILED (see above)" if failed else "every test has the same outcome in every mode"
+                        + (", every crosschecked lowering identical" if check else "")))
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m verify.peer", description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", help="sub-paths of executorch/backends/arm/test (default: passes)")
+    parser.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers per mode (0: none)")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}")
+    parser.add_argument("--out", type=Path, default=Path("verify-out/peer"), help="reports, logs, reproducers")
+    parser.add_argument("--timeout", type=int, default=1800, help="per-test timeout in seconds (pytest-timeout)")
+    parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
+    args = parser.parse_args(argv)
+    try:
+        modes = [m for m in args.modes.split(",") if m]
+        unknown = set(modes) - set(MODES)
+        if unknown or not modes:
+            raise UsageError(f"unknown modes {sorted(unknown)}; modes are {', '.join(MODES)}")
+        if args.workers < 0:
+            raise UsageError("--workers must be >= 0")
+        root = arm_test_root()
+        suites = resolve_suites(args.suites, root)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = args.out.resolve() / time.strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    extra = ["-k", args.keyword] if args.keyword else []
+    print(f"peer: {', '.join(str(s.relative_to(root)) for s in suites)} from {root}, modes {', '.join(modes)}, "
+          f"{args.workers} workers; reports in {out}", flush=True)
+    runs = [run_mode(mode, suites, root, out, args.workers, args.timeout, extra) for mode in modes]
+    code = summarize(runs)
+    (out / "peer.json").write_text(json.dumps({
+        "suites": [str(s) for s in suites], "modes": modes,
+        "outcome_counts": {r.mode: r.report["outcome_counts"] for r in runs},
+        "seconds": {r.mode: r.seconds for r in runs},
+        "mismatches": [{"test": t, "outcomes": o} for t, o in mismatches(runs)],
+        "skip_reasons": runs[0].report["skip_reasons"],
+        "crosscheck": next((r.report["crosscheck"] for r in runs if r.mode == "crosscheck"), None),
+        "exit": code}, indent=1))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
