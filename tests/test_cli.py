@@ -35,7 +35,7 @@ def test_user_model_stock_vs_stock_is_identical(tmp_path):
                                   "reference"}
     assert all(case["checks"].values())
     assert case["null_check"]["seeds"] == [0, 1]
-    assert "identical" in out
+    assert "identical" in out and "stock vs stock" in out
     suite = ET.parse(tmp_path / "junit.xml").getroot()
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
@@ -62,18 +62,18 @@ def test_unstable_stock_is_nondeterministic_not_divergent(tmp_path):
 
 
 def test_bad_input_is_recorded_and_the_run_goes_on(tmp_path):
+    """A model that fails in its worker is a case error; the run goes on. (A model or target that
+    is wrong on its face is bad usage, refused before any work: tests/test_reliability.py.)"""
     code, report, out = run_verify(
-        "--models", "none", "--model", "tests/models/tiny.py:broken", "--model", "tests/models/nowhere.py:make",
-        "--model", "tests/models/tiny.py:make", "--targets", "tosa-int,bogus", "--second-mode", "full",
-        "--null-seed", "-1", "--reference-sets", "1", tmp_path=tmp_path)
+        "--models", "none", "--model", "tests/models/tiny.py:broken", "--model", "tests/models/tiny.py:make",
+        "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1", "--reference-sets", "1",
+        tmp_path=tmp_path)
     assert code == 1
     verdicts = {(c["model"], c["target"]): (c["verdict"], c["error"]) for c in report["cases"]}
-    assert len(verdicts) == 6
+    assert len(verdicts) == 2
     assert verdicts[("tests/models/tiny.py:make", "tosa-int")][0] == "identical"
     broken = verdicts[("tests/models/tiny.py:broken", "tosa-int")]
     assert broken[0] == "error" and "broken on purpose" in broken[1]
-    assert "no such file" in verdicts[("tests/models/nowhere.py:make", "tosa-int")][1]
-    assert all(v[0] == "error" and "unknown target 'bogus'" in v[1] for (m, t), v in verdicts.items() if t == "bogus")
 
 
 def test_a_hanging_case_times_out(tmp_path):
@@ -89,7 +89,7 @@ def test_unknown_feature_is_a_usage_error(tmp_path):
     pytest.importorskip("fastpass")
     code, _, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
                               "--features", "skip,warp", tmp_path=tmp_path)
-    assert code != 0 and "unknown fastpass feature" in out
+    assert code == 2 and "unknown fastpass feature" in out
 
 
 def test_random_graphs_are_verified_alongside_models(tmp_path):
