@@ -301,14 +301,15 @@ def cmd_run(args) -> int:
         progress(event, case, report)
 
     stopped = None
-    try:
-        with stop_on_signals():
+    # The handlers stay in place while the reports are written: a second Ctrl-C must not cut that short.
+    with stop_on_signals():
+        try:
             run_cases(todo, options, progress=show, on_report=lambda r: journal.case(r.to_json()))
             stopped = stop_signal()
             if stopped is not None:
                 journal.stopped(signal.Signals(stopped).name)
-    finally:  # also on an unexpected error: what finished is reported
-        reports, unfinished, _ = write_reports(out, args.json, args.junit, time.perf_counter() - started)
+        finally:  # also on an unexpected error: what finished is reported
+            reports, unfinished, _ = write_reports(out, args.json, args.junit, time.perf_counter() - started)
     print(table(reports))
     print(f"wall time {time.perf_counter() - started:.0f} s")
     if stopped is not None:
