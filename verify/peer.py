@@ -18,6 +18,7 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,24 +66,30 @@ def resolve_suites(names: list[str], root: Path) -> list[Path]:
     return paths
 
 
-def run_mode(mode: str, suites: list[Path], root: Path, out: Path, workers: int, timeout: int,
-             extra: list[str]) -> ModeRun:
-    report_path = out / f"{mode}.json"
-    report_path.unlink(missing_ok=True)
+def start_mode(mode: str, suites: list[Path], root: Path, out: Path, workers: int, timeout: int,
+               extra: list[str]) -> tuple[subprocess.Popen, float]:
+    (out / f"{mode}.json").unlink(missing_ok=True)
     # An empty ini in our own folder: the suite runs under its own conftest, not under the ini
     # files pytest would find above site-packages (this project's pyproject.toml among them).
     ini = out / "pytest.ini"
     ini.write_text("[pytest]\n")
     command = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(root), "-p", "no:cacheprovider",
-               "-q", "--timeout", str(timeout), *MODES[mode], "--fastpass-json", str(report_path),
+               "-q", "--timeout", str(timeout), *MODES[mode], "--fastpass-json", str(out / f"{mode}.json"),
                "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{mode}.xml"),
                *(["-n", str(workers)] if workers > 0 else ["-p", "no:xdist"]), *extra, *map(str, suites)]
     env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
-    print(f"[{mode}] {' '.join(command)}", flush=True)
-    start = time.perf_counter()
+    print(f"[{mode}] {' '.join(command)}\n[{mode}] progress: {out / f'{mode}.log'}", flush=True)
     with open(out / f"{mode}.log", "w") as log:
-        returncode = subprocess.run(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
-    seconds = time.perf_counter() - start
+        # Its own process group: stopping peer stops the mode's xdist workers too (see run_modes).
+        process = subprocess.Popen(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    return process, time.perf_counter()
+
+
+def finish_mode(mode: str, process: subprocess.Popen, started: float, out: Path) -> ModeRun:
+    returncode = process.wait()
+    seconds = time.perf_counter() - started
+    report_path = out / f"{mode}.json"
     if not report_path.is_file():
         raise RuntimeError(f"[{mode}] pytest exited {returncode} without a report; see {out / f'{mode}.log'}")
     report = json.loads(report_path.read_text())
@@ -90,6 +97,27 @@ def run_mode(mode: str, suites: list[Path], root: Path, out: Path, workers: int,
     print(f"[{mode}] {seconds:.0f} s, exit {returncode}: "
           + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES), flush=True)
     return ModeRun(mode, report, seconds, returncode)
+
+
+def run_modes(modes: list[str], parallel: bool, *args: Any) -> list[ModeRun]:
+    """One pytest process per mode, one after the other or (parallel) all at once."""
+    out = args[2]
+    started: dict[str, tuple[subprocess.Popen, float]] = {}
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        if not parallel:
+            runs = []
+            for mode in modes:
+                started[mode] = start_mode(mode, *args)
+                runs.append(finish_mode(mode, *started[mode], out))
+            return runs
+        started.update((mode, start_mode(mode, *args)) for mode in modes)
+        return [finish_mode(mode, *started[mode], out) for mode in modes]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for process, _ in started.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
 
 
 def mismatches(runs: list[ModeRun]) -> list[tuple[str, dict[str, str]]]:
@@ -154,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}")
     parser.add_argument("--out", type=Path, default=Path("verify-out/peer"), help="reports, logs, reproducers")
     parser.add_argument("--timeout", type=int, default=1800, help="per-test timeout in seconds (pytest-timeout)")
+    parser.add_argument("--parallel", action="store_true",
+                        help="run the modes at the same time (each with --workers), not one after the other")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     args = parser.parse_args(argv)
     try:
@@ -173,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = ["-k", args.keyword] if args.keyword else []
     print(f"peer: {', '.join(str(s.relative_to(root)) for s in suites)} from {root}, modes {', '.join(modes)}, "
           f"{args.workers} workers; reports in {out}", flush=True)
-    runs = [run_mode(mode, suites, root, out, args.workers, args.timeout, extra) for mode in modes]
+    runs = run_modes(modes, args.parallel, suites, root, out, args.workers, args.timeout, extra)
     code = summarize(runs)
     (out / "peer.json").write_text(json.dumps({
         "suites": [str(s) for s in suites], "modes": modes,
