@@ -12,6 +12,7 @@ import pytest
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate import run
+from verify.gate.verdict import GateVerdict
 
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
@@ -38,12 +39,33 @@ def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax
         classes = gp.annotated_passes()
     verdicts = {v.qualname: v for v in run.gate_registry(classes, 4, ["edge-fp"], tmp_path, seed=0, max_ops=2,
                                                           shrink_seconds=15, ops=["amax", "sign"],
-                                                          direct_examples=0)}
+                                                          direct_examples=0, min_evidence=2, top_up=0)}
     bad = verdicts[MINMAX]
     assert bad.verdict == "unsound-skip", (bad.verdict, bad.reason)
     path = Path(bad.reproducers["unsound-skip"])
     assert path.is_file() and "amax" in path.read_text() and "gate-scope: registry" in path.read_text()
     assert run.replay(path, None, None) == 1
     others = [v for qn, v in verdicts.items() if qn != MINMAX]
-    assert all(v.verdict in ("sound", "untested") for v in others), [(v.name, v.verdict) for v in others if not v.ok]
-    assert verdicts[SIGN].verdict == "sound"
+    assert all(v.ok for v in others), [(v.name, v.verdict) for v in others if not v.ok]
+    # every sound verdict rests on evidence; passes the two-op graphs never made fastpass act in are
+    # unexercised, with what they lacked
+    for v in others:
+        if v.verdict is GateVerdict.SOUND:
+            assert all(e.examples_with_action >= 2 for e in v.evidence.values()), (v.name, v.evidence)
+    unexercised = [v for v in others if v.verdict is GateVerdict.UNEXERCISED]
+    assert unexercised and all("needed" in v.reason or "not checked" in v.reason for v in unexercised)
+    assert all(v.examples == 4 for v in others if v.how == "batch")
+
+
+def test_top_up_draws_for_passes_short_of_evidence(tmp_path):
+    """After the main budget, the top-up round draws graphs only for passes short of evidence:
+    with one main graph of `sign` only, DecomposeSignPass has at most one example of evidence;
+    the top-up brings it to K."""
+    with check.quiet():
+        classes = {SIGN: gp.annotated_passes()[SIGN]}
+    (v,) = run.gate_registry(classes, 1, ["edge-fp"], tmp_path, seed=1, max_ops=2, shrink_seconds=15,
+                             ops=["sign", "abs"], direct_examples=0, min_evidence=3, top_up=12,
+                             top_up_seconds=600)
+    assert v.verdict is GateVerdict.SOUND, (v.reason, {f.value: e.to_json() for f, e in v.evidence.items()})
+    assert 1 < v.examples <= 13
+    assert all(e.examples_with_action >= 3 for e in v.evidence.values())

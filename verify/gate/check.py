@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ class Outcome:
     vacuous: str = ""  # why the example could not test anything (export failed, ...)
     stats: dict | None = None  # fastpass.stats() of the fast run
     invocations: int = 0  # calls of the pass in the fast run (identical results: the stock count too)
+    upstream_skipped: int = 0  # ... of which upstream's should_run_pass skipped
     observation: Any = None  # the fast run's verify.lowering.observe.Observation (pipeline mode)
     input_ops: frozenset = frozenset()  # direct mode: call_function ops of the pass's input graph
 
@@ -135,6 +137,7 @@ class PassCounts:
     invocations: int = 0
     skipped: int = 0  # calls fastpass skipped (no targeted op; not upstream's own should_run_pass)
     copied: int = 0  # nodes fastpass copied inside it
+    upstream_skipped: int = 0  # calls upstream's own should_run_pass skipped
 
 
 def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
@@ -145,16 +148,24 @@ def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
         c.invocations += 1
         c.skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
         c.copied += int(rec.get("copied", 0))
+        c.upstream_skipped += int(rec.get("skip_reason") == "upstream-should_run_pass")
     return out
 
 
-def _pass_stats(stats: dict | None, name: str) -> tuple[int, int, int]:
+def _pass_stats(stats: dict | None, name: str) -> tuple[int, int, int, int]:
     c = pass_counts(stats).get(name, PassCounts())
-    return c.invocations, c.skipped, c.copied
+    return c.invocations, c.skipped, c.copied, c.upstream_skipped
+
+
+_OVERLOAD_REPR = re.compile(r"<\w*OpOverload: ([\w.]+)>")
 
 
 def op_of_target(target: str) -> str:
-    """`aten.add.Tensor` from a snapshot's node target (`<module>.<qualname>:<str(op)>`)."""
+    """`aten.add.Tensor` from a snapshot's node target (`<module>.<qualname>:<str(op)>`; an edge
+    op's str() is `<EdgeOpOverload: aten.add.Tensor>: schema = ...`)."""
+    found = _OVERLOAD_REPR.search(target)
+    if found:
+        return found.group(1)
     return target.rsplit(":", 1)[-1]
 
 
@@ -191,9 +202,10 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             fast = lower(program, target, "fast", features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]
-    invocations, skipped, copied = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else (0, 0, 0)
+    invocations, skipped, copied, upstream = (_pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None
+                                              else (0, 0, 0, 0))
     counts = dict(skipped=skipped, copied=copied, stats=fast.fastpass_stats, invocations=invocations,
-                  observation=fast.observation)
+                  upstream_skipped=upstream, observation=fast.observation)
     if not failing:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
@@ -323,10 +335,11 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
             except Exception as exc:  # noqa: BLE001
                 outs.append((None, None))
                 errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
-    invocations, skipped, copied = _pass_stats(outs[1][1], cls.__name__)
+    invocations, skipped, copied, upstream = _pass_stats(outs[1][1], cls.__name__)
     graph = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
     ops = frozenset(gp.op_name(n.target) for n in graph.graph.nodes if n.op == "call_function")
-    counts = dict(skipped=skipped, copied=copied, invocations=invocations, input_ops=ops)
+    counts = dict(skipped=skipped, copied=copied, invocations=invocations, upstream_skipped=upstream,
+                  input_ops=ops)
     if errors[0] or errors[1]:
         if errors[0] == errors[1]:
             return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)

@@ -59,6 +59,9 @@ def add_parsers(sub) -> None:
     gate.add_argument("--top-up", type=int, default=None, metavar="N",
                       help="registry run: after --examples, up to N more graphs per stage drawn for "
                            "the passes still short of evidence (default: --examples)")
+    gate.add_argument("--direct-examples", type=int, default=None, metavar="N",
+                      help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
+                           "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
     gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
                       help="registry run: time budget of the top-up per stage (default %(default)s)")
     gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
@@ -158,7 +161,8 @@ def _gate(args, explicit, out: Path):
     _warm_up(stages)
     return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
                              args.shrink_seconds, ops=_ops(args.ops), min_evidence=args.min_evidence,
-                             top_up=args.top_up, top_up_seconds=args.top_up_seconds)
+                             top_up=args.top_up, top_up_seconds=args.top_up_seconds,
+                             direct_examples=args.direct_examples)
 
 
 def _warm_up(stages) -> None:
@@ -182,8 +186,10 @@ def cmd_gate(args) -> int:
     if args.min_evidence < 1:
         print("verify gate: --min-evidence must be at least 1", file=sys.stderr)
         return 2
-    if (args.top_up is not None and args.top_up < 0) or args.top_up_seconds < 0:
-        print("verify gate: --top-up and --top-up-seconds must not be negative", file=sys.stderr)
+    if args.direct_examples is None:
+        args.direct_examples = args.min_evidence + 3
+    if (args.top_up is not None and args.top_up < 0) or args.top_up_seconds < 0 or args.direct_examples < 0:
+        print("verify gate: --top-up, --top-up-seconds and --direct-examples must not be negative", file=sys.stderr)
         return 2
     if args.passes and args.stage and len(set(args.stage)) > 1:
         print("verify gate: --pass runs one stage: give one --stage", file=sys.stderr)

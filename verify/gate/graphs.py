@@ -43,8 +43,19 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if miss and want in ("both", "skip"):
         branches.append(graphs(1, max_ops, ops=miss))
     if hit and miss and want in ("both", "copy"):
+        hit_set = set(hit)
+
+        def both_kinds(spec) -> bool:
+            """A targeted op (the pass runs) and, first, another: a cold node upstream of every
+            rewrite, whose inputs the pass leaves alone, so fastpass may copy it (a node fed by a
+            rewritten one must be re-dispatched)."""
+            names = spec.op_names()
+            return names[0] not in hit_set and bool(set(names) & hit_set)
+
         mixed = st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
-            lambda extra: graphs(1, max_ops, ops=hit + extra))
+            lambda extra: graphs(min(2, max_ops), max_ops, ops=hit + extra))
+        if max_ops >= 2:
+            mixed = mixed.filter(both_kinds)
         branches += [mixed, mixed]  # the most informative for copy: weigh it double
     if not branches:
         branches.append(graphs(1, max_ops, ops=ops))

@@ -200,6 +200,25 @@ def only(keep: Iterable[type] | type | None) -> Iterator[None]:
         unregister("verify.gate.<clear-lookup-cache>")
 
 
+def upstream_skip_covers(cls: type) -> bool:
+    """True if upstream already skips the pass whenever fastpass could: an ARM op-targeted pass
+    (`ArmOpTargetedPass`) returns before `call()` unless one of its `target_ops` is in the graph;
+    when each of those is also a targeted op of the annotation, a call upstream lets through has a
+    targeted op, so fastpass's skip never applies (fastpass checks upstream's skip first)."""
+    from fastpass.annotations import lookup
+
+    try:
+        from executorch.backends.arm._passes.arm_pass import ArmOpTargetedPass
+    except ImportError:  # pragma: no cover
+        return False
+    if not (isinstance(cls, type) and issubclass(cls, ArmOpTargetedPass)):
+        return False
+    if cls.should_run_pass is not ArmOpTargetedPass.should_run_pass:
+        return False
+    upstream = set(getattr(cls, "target_ops", ()) or ())
+    return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
+
+
 def describe_annotation(cls: type) -> dict:
     from fastpass.annotations import lookup
 

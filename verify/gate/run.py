@@ -158,7 +158,7 @@ def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
     qn = gp.qualname(cls)
     v = PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
                     annotation=gp.describe_annotation(cls))
-    claim = Claim.of(lookup(cls))
+    claim = Claim.of(lookup(cls), gp.upstream_skip_covers(cls))
     v.waived = dict(claim.waived)
     for feature in claim.features:
         v.evidence_for(feature)
@@ -209,7 +209,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             counts["vacuous"] += bool(o.vacuous)
             if o.vacuous and "vacuous_reason" not in counts:
                 counts["vacuous_reason"] = o.vacuous[:200]
-            evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied))
+            evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied),
+                         o.upstream_skipped)
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
             _log(f"  {v.name} [{mode}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
                  f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied}; "
@@ -309,7 +310,7 @@ class _Registry:
             v.examples += 1
             copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
             for feature, evidence in v.evidence.items():
-                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops)
+                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped)
 
     def search(self, stage: str, active: set[str], strategy_of: Callable[[list[str]], Any], budget: int,
                label: str, deadline: float | None = None, until: Callable[[], bool] | None = None) -> int:

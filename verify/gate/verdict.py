@@ -68,17 +68,19 @@ class Evidence:
     examples: int = 0  # examples checked with the feature on for this pass
     examples_invoked: int = 0  # ... in which the pipeline invoked the pass at least once
     invocations: int = 0  # calls of the pass (the stock pipeline's: results were identical)
+    upstream_skipped: int = 0  # ... of which upstream's own should_run_pass skipped (fastpass cannot act)
     examples_with_action: int = 0
     skipped_calls: int = 0
     copied_nodes: int = 0
     ops_maybe_copied: dict[str, int] = field(default_factory=dict)
 
     def add(self, invocations: int, skipped: int, copied: int, identical: bool,
-            ops: set[str] | frozenset = frozenset()) -> None:
+            ops: set[str] | frozenset = frozenset(), upstream_skipped: int = 0) -> None:
         """One example's counts for this pass."""
         self.examples += 1
         self.examples_invoked += bool(invocations)
         self.invocations += invocations
+        self.upstream_skipped += upstream_skipped
         self.skipped_calls += skipped
         self.copied_nodes += copied
         acted = skipped if self.feature is Feature.SKIP else copied
@@ -94,7 +96,8 @@ class Evidence:
 
     def to_json(self) -> dict:
         return {"feature": self.feature.value, "examples": self.examples, "examples_invoked": self.examples_invoked,
-                "invocations": self.invocations, "examples_with_action": self.examples_with_action,
+                "invocations": self.invocations, "upstream_skipped": self.upstream_skipped,
+                "examples_with_action": self.examples_with_action,
                 "skipped_calls": self.skipped_calls, "copied_nodes": self.copied_nodes,
                 "distinct_ops_maybe_copied": len(self.ops_maybe_copied),
                 "ops_maybe_copied": dict(sorted(self.ops_maybe_copied.items()))}
@@ -109,13 +112,18 @@ class Claim:
     waived: dict[Feature, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, annotation: Any) -> "Claim":
+    def of(cls, annotation: Any, upstream_skip_covers: bool = False) -> "Claim":
+        """`upstream_skip_covers`: upstream's own `should_run_pass` already skips every call in
+        which none of the targeted ops is present (see passes.upstream_skip_covers)."""
         features, waived = [], {}
         if annotation.skip_sound:
-            if annotation.targeted_ops:
-                features.append(Feature.SKIP)
-            else:
+            if not annotation.targeted_ops:
                 waived[Feature.SKIP] = "skip-sound without targeted ops: fastpass never skips it"
+            elif upstream_skip_covers:
+                waived[Feature.SKIP] = ("upstream's should_run_pass skips it whenever its target_ops (all "
+                                        "targeted) are absent: fastpass's skip never applies")
+            else:
+                features.append(Feature.SKIP)
         if annotation.copy_sound:
             features.append(Feature.COPY)
         return cls(tuple(features), waived)
@@ -177,8 +185,10 @@ class PassVerdict:
         for feature in claimed:
             e = self.evidence[feature]
             if e.examples_with_action < min_evidence:
+                upstream = (f", {e.upstream_skipped} of its {e.invocations} calls skipped by upstream's "
+                            f"should_run_pass" if e.upstream_skipped else "")
                 missing.append(f"{feature.value}: {e.examples_with_action} of {e.examples} examples {e.action} "
-                               f"(pass invoked in {e.examples_invoked}; {min_evidence} needed)")
+                               f"(pass invoked in {e.examples_invoked}{upstream}; {min_evidence} needed)")
         notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]
         if not claimed:
             self.verdict = GateVerdict.UNEXERCISED
