@@ -6,7 +6,10 @@ lowering slower than the one before, neither of which can change a result:
 - upstream memo caches keyed by graph objects (nodes, modules) that never evict kept every
   lowered graph alive, ~45 k objects and ~8 MB a graph (`clear_graph_caches`, after each
   lowering: a lowering never hits an entry left by an earlier one, its graph objects are
-  all new);
+  all new). The same holds for the entries `to_executorch()` adds to FakeTensor's
+  process-wide dispatch cache whose key holds a module (the `executorch_call_delegate`
+  of each delegate, keyed by its LoweredBackendModule, so by the whole lowered program):
+  only those are evicted, every other entry stays;
 - every full collection of the cyclic garbage collector walked the process's long-lived heap
   (torch, executorch, Hypothesis, pytest: ~0.5 M objects), about half of a 20-op graph's
   stock lowering in a fuzz worker (`freeze_long_lived_heap` once the first graph is done,
@@ -30,14 +33,28 @@ _frozen = False
 
 
 def clear_graph_caches() -> int:
-    """Empty every cache above whose module is loaded; return how many entries were dropped."""
+    """Empty every cache above whose module is loaded, and evict the FakeTensor dispatch
+    cache's module-keyed entries; return how many entries were dropped."""
     dropped = 0
     for module_name, function_name in GRAPH_KEYED_CACHES:
         function = getattr(sys.modules.get(module_name), function_name, None)
         if function is not None and hasattr(function, "cache_clear"):
             dropped += function.cache_info().currsize
             function.cache_clear()
-    return dropped
+    return dropped + _evict_module_keyed_fake_tensor_entries()
+
+
+def _evict_module_keyed_fake_tensor_entries() -> int:
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    if fake_tensor is None:
+        return 0
+    from torch.nn import Module
+
+    cache = fake_tensor.FakeTensorMode.cache
+    stale = [key for key in cache if any(isinstance(part, Module) for part in getattr(key, "key", ()))]
+    for key in stale:
+        del cache[key]
+    return len(stale)
 
 
 def freeze_long_lived_heap() -> bool:
