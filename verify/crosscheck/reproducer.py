@@ -6,7 +6,12 @@ executorch's own serde (`executorch.exir.serde.serialize`) round-trips both ATen
 programs with their `meta["val"]`. Pass instances do not pickle (FakeTensor bookkeeping), but
 the Arm test harness builds them from their class alone or from the program (`RunPasses.
 _instantiate_pass`), so a pass is saved as its class and the program it was given. Everything
-else (partitioners, compile specs, configs) is pickled as is. The active TosaLoweringContext
+else (partitioners, compile specs, configs) is pickled as is.
+
+The serde is not exact: it passes positional arguments by keyword (undone on load) and drops
+the meta keys original_aten, seq_nr and tensor_meta. A replay that no longer diverges may have
+lost what triggered the divergence; the test that produced it (the plugin prints its id) is
+the exact reproducer. The active TosaLoweringContext
 spec is saved too: Arm passes read it, and a pass test runs its passes inside one.
 
 File: a pickle of {"format", "entry_point", "context", "tosa_spec", "programs", "call"}, where
@@ -122,6 +127,27 @@ def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str)
     return limitation
 
 
+def _positional(program: Any) -> Any:
+    """Undo the serde's one rewrite of node arguments: it passes every schema argument that is not
+    keyword-only by keyword, where the graph had it by position (passes read `node.args[i]`)."""
+    for module in program.graph_module.modules():
+        graph = getattr(module, "graph", None)
+        if graph is None:
+            continue
+        for node in graph.nodes:
+            schema = getattr(node.target, "_schema", None)
+            if node.op != "call_function" or schema is None or not node.kwargs:
+                continue
+            args, kwargs = list(node.args), dict(node.kwargs)
+            for argument in schema.arguments[len(args):]:
+                if argument.kwarg_only or argument.name not in kwargs:
+                    break
+                args.append(kwargs.pop(argument.name))
+            node.args, node.kwargs = tuple(args), kwargs
+        module.recompile()
+    return program
+
+
 @dataclass
 class SavedCall:
     """A reproducer read back: the call to make again, and the context it ran in."""
@@ -163,7 +189,7 @@ def load(path: Path) -> SavedCall:
         raise ReproducerError(f"cannot read reproducer {path}: {exc}") from exc
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
         raise ReproducerError(f"{path} is not a crosscheck reproducer (format {FORMAT})")
-    programs = {key: deserialize(artifact) for key, artifact in saved["programs"].items()}
+    programs = {key: _positional(deserialize(artifact)) for key, artifact in saved["programs"].items()}
     try:
         args, kwargs = _CallUnpickler(io.BytesIO(saved["call"]), programs).load()
     except Exception as exc:  # noqa: BLE001 - e.g. a pass class that is gone or needs other arguments

@@ -1,0 +1,207 @@
+"""verify.crosscheck: every intercepted call returns what stock returned, is compared with every
+check, and a fastpass-only fault is reported as a divergence at its pass, with a reproducer
+that replays it (and `strict=True` raises)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+
+import pytest
+import torch
+
+import fastpass
+from verify.compare import CHECKS
+from verify.crosscheck import CrosscheckDivergence, EntryPoint, Verdict, crosscheck, intercept
+from verify.crosscheck.__main__ import main as crosscheck_main
+
+
+class ClampModel(torch.nn.Module):
+    """Something for ConvertToClampPass to rewrite (hardtanh and relu become clamps)."""
+
+    def forward(self, x):
+        return torch.nn.functional.hardtanh(x * 2.0) + torch.relu(x)
+
+
+class CastModel(torch.nn.Module):
+    """A dtype cast: to_edge's MemoryFormatOpsPass turns `_to_copy` into `_to_dim_order_copy`."""
+
+    def forward(self, x):
+        return (x.to(torch.int32) + 1).to(torch.float32)
+
+
+@pytest.fixture(scope="module")
+def edge_program():
+    from executorch.exir import to_edge
+
+    return to_edge(torch.export.export(ClampModel(), (torch.randn(2, 3),))).exported_program()
+
+
+def clamp_pass():
+    from executorch.backends.arm._passes import ConvertToClampPass
+
+    return ConvertToClampPass
+
+
+def transform(program):
+    from executorch.exir.program._program import _transform
+
+    return _transform(program, clamp_pass()())
+
+
+@contextlib.contextmanager
+def fastpass_only_fault(pass_cls, mutate):
+    """A bug that exists only with fastpass on: `mutate` the graph `pass_cls` returns."""
+    own = pass_cls.__dict__.get("call")
+    inherited = pass_cls.call
+
+    def call(self, graph_module):
+        result = inherited(self, graph_module)
+        if fastpass.is_enabled():
+            mutate(result.graph_module)
+            result.graph_module.recompile()
+        return result
+
+    pass_cls.call = call
+    try:
+        yield
+    finally:
+        if own is None:
+            del pass_cls.call
+        else:
+            pass_cls.call = own
+
+
+def rename_first_clamp(graph_module):
+    node = next(n for n in graph_module.graph.nodes if n.op == "call_function" and "clamp" in str(n.target))
+    node._rename(node.name + "_renamed")
+
+
+def test_returns_the_stock_result_and_compares_with_every_check(edge_program):
+    expected = transform(copy.deepcopy(edge_program))
+    with crosscheck() as session:
+        session.context = "unit"
+        got = transform(copy.deepcopy(edge_program))
+    assert str(got.graph) == str(expected.graph)
+    assert "clamp" in str(got.graph)
+    assert not fastpass.is_enabled() and not intercept.installed()
+    [record] = session.records  # the pass manager inside the call is not a second, nested record
+    assert record.entry_point is EntryPoint.PASS_CALL and record.context == "unit"
+    assert record.verdict is Verdict.IDENTICAL, record.describe()
+    assert record.checks_run == tuple(CHECKS)  # whatever the harness checks, crosscheck checks
+    assert record.passes_observed >= 1 and record.stock_seconds > 0 and record.fastpass_seconds > 0
+    assert record.fastpass_work.passes_run >= 1  # the second lowering really ran with fastpass
+
+
+def test_stock_exception_reaches_the_caller_unchanged(edge_program):
+    def broken(self, graph_module):
+        raise ValueError("injected failure")
+
+    def raised(call):
+        with pytest.raises(Exception) as info:
+            call()
+        return info.value
+
+    cls = clamp_pass()
+    cls.call = broken
+    try:
+        expected = raised(lambda: transform(copy.deepcopy(edge_program)))
+        with crosscheck() as session:
+            got = raised(lambda: transform(copy.deepcopy(edge_program)))
+    finally:
+        del cls.call
+    assert type(got) is type(expected) and str(got) == str(expected)  # the pass manager's wrapper
+    assert isinstance(got.__cause__, ValueError) and str(got.__cause__) == "injected failure"
+    [record] = session.records
+    assert record.verdict is Verdict.IDENTICAL  # both runs failed the same way: the outcome check agrees
+    assert record.stock_error and "injected failure" in record.stock_error
+
+
+def test_callers_random_state_is_not_moved(edge_program):
+    torch.manual_seed(0)
+    transform(copy.deepcopy(edge_program))
+    expected = torch.rand(4)
+    torch.manual_seed(0)
+    with crosscheck():
+        transform(copy.deepcopy(edge_program))
+    assert torch.equal(torch.rand(4), expected)
+
+
+def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproducer(edge_program, tmp_path):
+    with fastpass_only_fault(clamp_pass(), rename_first_clamp):
+        with crosscheck(reproducer_dir=tmp_path) as session:
+            session.context = "tests/x.py::test_fault"
+            got = transform(copy.deepcopy(edge_program))
+        assert "_renamed" not in str(got.graph)  # the caller still got stock's result
+        [record] = session.records
+        assert record.verdict is Verdict.DIVERGENT
+        assert "graph" in record.failed_checks
+        assert record.first_divergence is not None and record.first_divergence.step is not None
+        assert record.first_divergence.pass_name == "ConvertToClampPass"
+        assert record.reproducer is not None and record.reproducer.path.is_file(), record.reproducer
+        assert "verify.crosscheck replay" in record.reproducer.command
+        # The saved input replays the divergence while the fault is there ...
+        assert crosscheck_main(["replay", str(record.reproducer.path)]) == 1
+        # ... and strict mode raises at the call.
+        with crosscheck(strict=True, reproducer_dir=tmp_path), pytest.raises(CrosscheckDivergence) as raised:
+            transform(copy.deepcopy(edge_program))
+        assert raised.value.record.first_divergence.pass_name == "ConvertToClampPass"
+    # ... and is identical once the fault is gone.
+    assert crosscheck_main(["replay", str(record.reproducer.path)]) == 0
+
+
+def test_unsound_annotation_in_to_edge_is_divergent(tmp_path):
+    """A wrong copy-sound annotation (MemoryFormatOpsPass said to target nothing): fastpass copies
+    the `_to_copy` the pass exists to rewrite, and the crosscheck of to_edge says so."""
+    from executorch.exir import to_edge
+    from fastpass.annotations import arm_registry, register
+
+    name = "executorch.exir.passes.memory_format_ops_pass.MemoryFormatOpsPass"
+    original = arm_registry.REGISTRY[name]
+    program = torch.export.export(CastModel(), (torch.randn(2, 3),))
+    register(name, [], skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
+    try:
+        with crosscheck(reproducer_dir=tmp_path) as session:
+            edge = to_edge(program)
+    finally:
+        register(name, original[0], skip_sound=original[1], copy_sound=original[2], why=original[3])
+    assert "_to_dim_order_copy" in str(edge.exported_program().graph)  # stock, unchanged
+    [record] = session.records
+    assert record.entry_point is EntryPoint.TO_EDGE
+    assert record.verdict is Verdict.DIVERGENT, record.describe()
+    assert record.first_divergence is not None
+    assert record.reproducer is not None and record.reproducer.path.is_file()
+
+
+def test_refuses_to_nest_or_to_run_inside_fastpass(edge_program):
+    from executorch.exir.program import _program
+
+    cell_before = _program.to_edge.__closure__[0].cell_contents
+    with crosscheck():
+        with pytest.raises(RuntimeError, match="already enabled"):
+            crosscheck().__enter__()
+        with fastpass.enabled(), pytest.raises(RuntimeError, match="fastpass is enabled"):
+            transform(copy.deepcopy(edge_program))
+    with fastpass.enabled(), pytest.raises(RuntimeError, match="fastpass is already enabled"):
+        crosscheck().__enter__()
+    assert _program.to_edge.__closure__[0].cell_contents is cell_before  # restored exactly
+    assert not intercept.installed()
+
+
+@pytest.mark.slow
+def test_a_whole_lowering_is_one_record_with_its_delegate():
+    from executorch.exir import to_edge_transform_and_lower
+
+    from verify import export_program, get_target
+    from tests.models.tiny import make
+
+    target = get_target("tosa-int")
+    model, inputs = make()
+    program = export_program(model, inputs, target)
+    with crosscheck() as session:
+        to_edge_transform_and_lower(program, partitioner=[target.make_partitioner(target.make_spec())])
+    [record] = session.records  # its to_edge, transform and to_backend are nested, not top-level
+    assert record.entry_point is EntryPoint.TO_EDGE_TRANSFORM_AND_LOWER
+    assert record.verdict is Verdict.IDENTICAL, record.describe()
+    assert record.delegates >= 1 and record.passes_observed > 50
+    assert record.fastpass_work.nodes_copied > 0 or record.fastpass_work.passes_skipped > 0
