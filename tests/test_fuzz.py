@@ -21,7 +21,21 @@ FUZZING = os.environ.get("FASTPASS_PROFILE") == "fuzz"
 # Graph size follows the profile: a smoke run in the default tests, 1-40 ops when fuzzing.
 # A stock lowering costs ~0.3-0.5 s per op, so FASTPASS_FUZZ_MAX_OPS trades graph size for rate.
 MAX_OPS = int(os.environ.get("FASTPASS_FUZZ_MAX_OPS", "40" if FUZZING else "8"))
-TARGETS = os.environ.get("FASTPASS_FUZZ_TARGETS", "tosa-int,tosa-fp").split(",")
+
+
+def _targets_from_environment() -> list[str]:
+    """FASTPASS_FUZZ_TARGETS: any of verify.lowering.targets (ethos-u55/u85 reach the U55/U85-only
+    passes); a misspelt name stops the run with one line instead of fuzzing nothing."""
+    from verify.lowering.targets import UnknownTargetError, get_target
+
+    names = [t.strip() for t in os.environ.get("FASTPASS_FUZZ_TARGETS", "tosa-int,tosa-fp").split(",") if t.strip()]
+    try:
+        return [get_target(name).name for name in names]
+    except UnknownTargetError as exc:
+        raise pytest.UsageError(f"FASTPASS_FUZZ_TARGETS: {exc}") from None
+
+
+TARGETS = _targets_from_environment()
 # One Hypothesis test runs in one xdist worker; shards let one target use every core. Shards
 # draw different graphs only when the profile is not derandomized (`fuzz`), so the
 # derandomized `ci` profile keeps one. All share one example database key: a saved failure
@@ -77,26 +91,93 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
 
 
 def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
-    from verify.fuzz import draw_graphs, record_coverage, summarize_coverage, verify_graph
+    from generators.random import interpret
+    from verify.fuzz import record_coverage, summarize_coverage, verify_graph
 
     monkeypatch.setenv("FASTPASS_COVERAGE_DIR", str(tmp_path))
-    (spec,) = draw_graphs(1, seed=3, max_ops=3)
+    spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("where", 0, 0)])  # relu -> clamp; where(gt)
     verdict = verify_graph(spec, "tosa-int")
     assert not verdict.failed and verdict.finished > verdict.started
     record_coverage(verdict)
     record_coverage(verdict)
     summary = summarize_coverage(tmp_path)
-    assert "pass coverage over 2 graphs" in summary
-    stock_passes = {s.pass_name for s in verdict.full.observation.steps if s.index >= 0}
-    some = sorted(stock_passes)[0]
-    assert any(line.split()[:2] == [some, "2"] for line in summary.splitlines())
-    assert "never exercised" in summary
-    throughput = [line for line in summary.splitlines() if line.startswith("throughput")]
+    lines = summary.splitlines()
+    assert lines[0].startswith("pass coverage, tosa-int: 2 graphs")
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:] if line and not line.startswith(("annotated", " "))}
+    # ConvertToClampPass targets relu/hardtanh: invoked, presented and run in both graphs.
+    assert rows["ConvertToClampPass"][:4] == ["*", "2", "2", "2"]
+    # DecomposeAcoshPass: invoked, never presented (no acosh), skipped by fastpass each time.
+    star, stock, presented, fast_ran, skipped, copied, acted = rows["DecomposeAcoshPass"]
+    assert (star, stock, presented, fast_ran, acted) == ("*", "2", "0", "0", "2") and int(skipped) >= 2
+    assert rows["DebugHandleGeneratorPass"][1] == "-"  # not annotated: nothing to present
+    assert "  DecomposeAcoshPass: NOT listed unreachable" in summary
+    assert "  DecomposeAdaptiveMaxPool2dPass: listed unreachable: acts on tosa.MAX_POOL2D_ADAPTIVE" in summary
+    assert "  DecomposePermuteForU55Pass: acts only on ethos-u55, not in this campaign" in summary
+    throughput = [line for line in lines if line.startswith("throughput")]
     assert len(throughput) == 1 and throughput[0].startswith("throughput tosa-int: 2 graphs")
     assert "graphs/min" in throughput[0]
     assert f"graphs of {len(spec.ops)}.0 ops on average" in summary
     assert f"stock lowering {verdict.full.seconds:.2f} s" in summary
     assert verdict.prepare_seconds > 0
+
+
+def _step(seq, index, name, digest):
+    from verify.lowering.observe import PassStep
+
+    return PassStep(seq, "delegate0", "Manager#0", index, name, digest, 0.0)
+
+
+def _graph(digest, *targets):
+    from verify.lowering.snapshot import GraphSnapshot, NodeRecord
+
+    nodes = tuple(NodeRecord(f"n{i}", "call_function", t, "()", "{}", None, ()) for i, t in enumerate(targets))
+    return GraphSnapshot(nodes, digest)
+
+
+def test_presented_passes_reads_the_graph_each_pass_received():
+    """A pass counts as presented only when its targeted ops are in its *input* graph."""
+    from verify.fuzz_coverage import presented_passes
+    from verify.lowering.observe import Observation
+
+    relu = "executorch.exir.dialects.edge._ops.aten::relu:<EdgeOpOverload: aten.relu.default>: schema = ..."
+    clamp = "executorch.exir.dialects.edge._ops.aten::clamp:<EdgeOpOverload: aten.clamp.default>: schema = ..."
+    acosh = "torch._ops.aten.acosh.default:aten.acosh.default"
+    observation = Observation(
+        steps=[_step(0, -1, "<input>", "a"), _step(1, 0, "ConvertToClampPass", "b"),
+               _step(2, 1, "DecomposeTOSAUnsupportedClampPass", "b"), _step(3, 2, "DecomposeAcoshPass", "b")],
+        snapshots={"a": _graph("a", relu, acosh), "b": _graph("b", clamp, acosh)})
+    found = presented_passes(observation)
+    assert "ConvertToClampPass" in found  # relu in its input
+    assert "DecomposeTOSAUnsupportedClampPass" in found  # clamp created by the previous pass
+    assert "DecomposeAcoshPass" in found  # a plain aten target
+    observation.snapshots["b"] = _graph("b", clamp)
+    assert "DecomposeAcoshPass" not in presented_passes(observation)  # acosh gone from its input
+
+
+def test_coverage_tally_per_target_counts_skips_copies_and_acting_graphs():
+    from verify.fuzz_coverage import tally
+
+    def row(target, fast, stock=("P",), presented=()):
+        return {"target": target, "stock": list(stock), "presented": list(presented), "fast": fast}
+
+    rows = [row("tosa-int", {"P": {"skipped": 2, "ran": 0, "copied": 0}}),
+            row("tosa-int", {"P": {"skipped": 0, "ran": 1, "copied": 7}}, presented=["P"]),
+            row("tosa-int", {"P": {"skipped": 0, "ran": 1, "copied": 0}}),
+            row("ethos-u55", {"P": {"skipped": 0, "ran": 2, "copied": 3}}, presented=["P"])]
+    per_target = tally(rows)
+    assert list(per_target) == ["ethos-u55", "tosa-int"]
+    p = per_target["tosa-int"].passes["P"]
+    assert (p.stock, p.presented, p.fast_ran, p.skipped, p.copied, p.acted) == (3, 1, 2, 2, 7, 2)
+    u = per_target["ethos-u55"].passes["P"]
+    assert (u.stock, u.fast_ran, u.copied, u.acted) == (1, 1, 3, 1)
+
+
+def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names(monkeypatch):
+    monkeypatch.setenv("FASTPASS_FUZZ_TARGETS", "ethos-u55, ethos-u85,tosa-int")
+    assert _targets_from_environment() == ["ethos-u55", "ethos-u85", "tosa-int"]
+    monkeypatch.setenv("FASTPASS_FUZZ_TARGETS", "tosa-int,ethos-u56")
+    with pytest.raises(pytest.UsageError, match="FASTPASS_FUZZ_TARGETS: unknown target 'ethos-u56'"):
+        _targets_from_environment()
 
 
 def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path):

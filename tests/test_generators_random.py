@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -252,3 +253,96 @@ def test_table_taint_workaround_holds():
             if op.op in _ops.AVOID_TABLE_TAINT:
                 assert not any(taint[i] for i in op.inputs), spec.describe()
             taint.append(op.op in _ops.TAINT_SOURCES or any(taint[i] for i in op.inputs))
+
+
+# ---- reaching every annotated pass ------------------------------------------------------------
+
+# The ops added so that graphs reach the annotated passes the first vocabulary never reached.
+REACH_OPS = ["asinh", "acosh", "atanh", "cosh", "tan", "asin", "acos", "celu", "selu", "logit", "remainder",
+             "floor_divide", "prod", "addmm", "cosine_similarity", "index_select", "index", "gather", "index_put",
+             "slice_scatter", "select_scatter", "unfold", "as_strided", "bool_logic", "cast"]
+
+
+def _annotated_targets():
+    from fastpass.annotations import lookup
+    from verify.gate.passes import annotated_passes, op_name
+
+    classes = list(annotated_passes().values())
+    names = [cls.__name__ for cls in classes]
+    assert len(names) == len(set(names)), "reach tables key passes by class name"
+    return {cls.__name__: {op_name(o) for o in (lookup(cls).targeted_ops or ())} for cls in classes}
+
+
+def test_every_annotated_pass_has_a_route_or_a_reason():
+    """A vocabulary op presents its targeted ops, an earlier pass makes them, or reach says why not."""
+    from generators.random import reach
+
+    targets = _annotated_targets()
+    assert reach.unrouted(targets, ops_in_vocabulary()) == []
+    # the check fails for a pass nothing reaches (a new annotation without a route) ...
+    gap = dict(targets, HypotheticalHypotPass={"aten.hypot.default"})
+    assert reach.unrouted(gap, ops_in_vocabulary()) == ["HypotheticalHypotPass"]
+    # ... and for a pass whose only route is an op taken out of the vocabulary
+    without_unfold = {k: v for k, v in ops_in_vocabulary().items() if k != "unfold"}
+    assert reach.unrouted(targets, without_unfold) == ["DecomposeUnfoldToGatherPass"]
+
+
+def test_reach_tables_name_real_passes_and_ops():
+    from generators.random import reach
+
+    annotated = set(_annotated_targets())
+    for table in (reach.UNREACHABLE, reach.PRODUCED_IN_PIPELINE, reach.TARGET_ONLY):
+        assert set(table) <= annotated, set(table) - annotated  # no stale entries
+    vocab = ops_in_vocabulary()
+    for name, (ops, why) in reach.PRODUCED_IN_PIPELINE.items():
+        assert ops and set(ops) <= set(vocab) and why, name
+    assert all(why for why in reach.UNREACHABLE.values())
+    assert set(REACH_OPS) <= set(vocab)
+    assert reach.edge_forms("aten.expand.default") == {"aten.expand.default", "aten.expand_copy.default"}
+    assert "dim_order_ops._to_dim_order_copy.default" in reach.edge_forms("aten._to_copy.default")
+
+
+def test_quantizer_only_passes_match_the_upstream_pipelines():
+    """QUANTIZER_ONLY / IN_NO_PIPELINE are claims about ArmPassManager: read them off its source."""
+    import inspect
+
+    from executorch.backends.arm._passes.arm_pass_manager import ArmPassManager
+
+    from generators.random import reach
+
+    lowering = inspect.getsource(ArmPassManager._tosa_pipeline)
+    annotation = inspect.getsource(ArmPassManager.transform_for_annotation_pipeline)
+
+    def invokes(source, name):
+        return re.search(rf"\b{name}\(", source) is not None
+
+    for name in reach.IN_NO_PIPELINE:
+        assert not invokes(lowering + annotation, name), name
+    annotated = set(_annotated_targets())
+    annotation_only = {n for n in re.findall(r"\b([A-Z]\w+Pass)\(", annotation) if not invokes(lowering, n)}
+    assert annotation_only & annotated == set(reach.QUANTIZER_ONLY)
+
+
+def test_literal_index_constants_round_trip_through_the_reproducer():
+    spec = interpret([(1, 4, 6, 6)], [("index_select", 0, 5), ("gather", 0, 3), ("masked_fill", 0, 2 * 3 * 2)])
+    src = spec.to_python()
+    assert "dtype=torch.long" in src and "register_buffer" in src
+    model, ex = spec.build()
+    assert any(b.dtype == torch.long for b in model.buffers())
+    assert GraphSpec.from_json(spec.to_json()) == spec
+
+
+@settings(FAST, max_examples=6)
+@given(graphs(max_ops=10, ops=REACH_OPS + ["div", "masked_fill", "max_pool2d", "relu", "conv2d"]))
+def test_reach_ops_export_and_quantize(spec):
+    check_buildable(spec)
+
+
+@pytest.mark.parametrize("target", ["TOSA-1.0+INT", "TOSA-1.0+FP"])
+def test_reach_ops_lower(target):
+    @settings(FAST, max_examples=1, phases=[Phase.generate])
+    @given(graphs(min_ops=8, max_ops=10, ops=REACH_OPS))
+    def inner(spec):
+        check_buildable(spec, quantize_int=target.endswith("INT"), lower_targets=(target,))
+
+    inner()

@@ -7,14 +7,12 @@ that is what makes a graph cost seconds, not tens of seconds.
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from verify.compare.checks import CheckResult, compare, first_divergent_pass
+from verify.fuzz_coverage import record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
@@ -78,93 +76,6 @@ def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",
                        [f"Reproducer saved by the fastpass fuzz tests. Replay: {command}", "", *reason.splitlines()])
     path.write_text(header + "\n" + spec.to_python())
     return path
-
-
-# ---- pass coverage ---------------------------------------------------------------------------
-
-def coverage_file() -> Path | None:
-    folder = os.environ.get("FASTPASS_COVERAGE_DIR")
-    if not folder:
-        return None
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    return Path(folder) / f"coverage-{worker}.jsonl"
-
-
-def record_coverage(verdict: GraphVerdict) -> None:
-    """One line per verified graph: for every pass, whether stock and fastpass ran it."""
-    path = coverage_file()
-    if path is None:
-        return
-    stock = sorted({s.pass_name for s in verdict.full.observation.steps if s.index >= 0})
-    fast = defaultdict(lambda: [0, 0])
-    for record in (verdict.fast.fastpass_stats or {}).get("per_pass", []):
-        fast[record["name"]][0 if record.get("skipped") else 1] += 1
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as f:
-        f.write(json.dumps({"graph": verdict.spec.fingerprint(), "target": verdict.target,
-                            "started": verdict.started, "finished": verdict.finished,
-                            "ops": len(verdict.spec.ops), "seconds": {"prepare": verdict.prepare_seconds,
-                                                                      "stock": verdict.full.seconds,
-                                                                      "fastpass": verdict.fast.seconds},
-                            "stock": stock,
-                            "fast": {k: {"skipped": v[0], "ran": v[1]} for k, v in fast.items()}}) + "\n")
-
-
-def summarize_coverage(folder: Path) -> str:
-    rows = []
-    workers = 0
-    for path in sorted(folder.glob("coverage-*.jsonl")):
-        workers += 1
-        rows += [json.loads(line) for line in path.read_text().splitlines()]
-    if not rows:
-        return "pass coverage: no graphs recorded"
-    stock_ran: dict[str, int] = defaultdict(int)
-    fast_ran: dict[str, int] = defaultdict(int)
-    for row in rows:
-        for name in row["stock"]:
-            stock_ran[name] += 1
-        for name, counts in row["fast"].items():
-            if counts["ran"]:
-                fast_ran[name] += 1
-    names = sorted(set(stock_ran) | set(fast_ran))
-    width = max(len(n) for n in names)
-    lines = [f"pass coverage over {len(rows)} graphs (graphs in which the pass ran; with skip on, "
-             "'fast ran' = graphs that contained its targeted ops)",
-             f"{'pass':<{width}}  stock ran  fast ran"]
-    lines += [f"{n:<{width}}  {stock_ran[n]:>9}  {fast_ran[n]:>8}" for n in names]
-    never = [n for n in names if fast_ran[n] == 0]
-    lines.append(f"never exercised with fastpass on ({len(never)}): {', '.join(never) or '-'}")
-    targets = sorted({r["target"] for r in rows})
-    lines += [_throughput(target, [r for r in rows if r["target"] == target], workers) for target in targets]
-    if len(targets) > 1:  # per-target walls overlap when targets share the workers
-        lines.append(_throughput("all targets", rows, workers))
-    return "\n".join(line for line in lines if line)
-
-
-def _throughput(target: str, rows: list[dict], workers: int) -> str:
-    """Graphs/min for one target, with the graphs' size and where a graph's time went.
-
-    Wall time runs from the first start to the last finish of this target's graphs, so it
-    is a per-target figure only when the target had the workers to itself (tox -e fuzz
-    with FASTPASS_FUZZ_TARGETS=tosa-int); otherwise read the "all targets" line."""
-    timed = [r for r in rows if r.get("started") and r.get("finished")]
-    if not timed:
-        return ""
-    wall = max(r["finished"] for r in timed) - min(r["started"] for r in timed)
-    busy = sum(r["finished"] - r["started"] for r in timed)
-    text = (f"throughput {target}: {len(timed)} graphs fully verified (both modes, every check, reference model) "
-            f"in {wall / 60:.1f} min wall on {workers} worker(s) = {len(timed) / max(wall, 1e-9) * 60:.1f} graphs/min; "
-            f"{busy / len(timed):.1f} s per graph inside verification")
-    split = [r for r in timed if "seconds" in r]
-    if split:
-        mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", "stock", "fastpass")}
-        ops = sum(r["ops"] for r in split) / len(split)
-        text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
-                 f"stock lowering {mean['stock']:.2f} s, fastpass lowering {mean['fastpass']:.2f} s (both with "
-                 f"per-pass snapshots); final snapshots, reference model and checks the rest; "
-                 f"stock lowering alone caps this at "
-                 f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
-    return text
 
 
 # ---- the fuzz property -----------------------------------------------------------------------

@@ -27,7 +27,8 @@ MAX_NUMEL = 8192
 Shape = tuple
 
 # A constant tensor the op needs: (suffix, shape, lo, hi, is_buffer).  Values are drawn
-# uniformly in [lo, hi) from the spec's seeded generator.
+# uniformly in [lo, hi) from the spec's seeded generator.  A literal tensor (constant index or
+# mask, as real models register them) is (suffix, shape, values, dtype name, True).
 Const = tuple
 
 
@@ -128,6 +129,10 @@ class _OpDef:
 TABLE_SOURCES = frozenset({
     "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "erf", "atan",
     "sinh", "log1p", "expm1", "pow", "log_softmax", "vector_norm",
+    # added with the ops that reach the remaining annotated passes; table-lowered (or decomposed
+    # into table ops) in INT, so treated alike without a per-op crash measurement:
+    "asinh", "acosh", "atanh", "cosh", "tan", "asin", "acos", "erfinv", "logit", "celu", "selu",
+    "cosine_similarity", "prod",
 })
 # cumsum -> where: torch.where(cumsum(x, 3) > 0, cumsum(x, 3), y) fails in TOSA SELECT with
 # "Expected matching dtypes but got torch.int8 and torch.int64"; treated as a taint source too.
@@ -149,7 +154,11 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # ops_in_vocabulary(): sdpa(causal) -> squeeze -> reshape fails in TOSA-1.0+FP lowering with
 # "ValueError: Cannot view a tensor with shape torch.Size([3, 2, 6]) and strides (6, 18, 1) as a
 # tensor with shape (6, 6)!" (the decomposed SDPA output is non-contiguous).
-QUARANTINED = frozenset({"sdpa"})
+# erfinv: aten.erfinv is not Core ATen and the ARM partitioner does not keep it, so to_edge's IR
+# verifier rejects every graph holding it ("Operator aten.erfinv.default is not in Core ATen
+# opset") before any ARM pass runs: the whole graph would be a wasted example.
+# adaptive_max_pool2d: the same ("aten.adaptive_max_pool2d.default is not in Core ATen opset").
+QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
@@ -226,6 +235,31 @@ _unary("expm1", "torch.expm1(torch.clamp({x}, -8.0, 4.0))", ["aten.clamp.default
 _unary("sign", "torch.sign({x})", ["aten.sign.default"])
 _unary("floor", "torch.floor({x})", ["aten.floor.default"])
 _unary("round", "torch.round({x})", ["aten.round.default"])
+# Inverse/hyperbolic/trig ops that ARM decomposes (DecomposeAcoshPass, DecomposeTanPass, ...);
+# clamps keep the input inside the op's domain (and away from its poles).
+_unary("asinh", "torch.asinh({x})", ["aten.asinh.default"])
+_unary("acosh", "torch.acosh(torch.abs({x}) + 1.0)", ["aten.abs.default", "aten.add.Tensor", "aten.acosh.default"])
+_unary("atanh", "torch.atanh(torch.clamp({x}, -0.9, 0.9))", ["aten.clamp.default", "aten.atanh.default"])
+_unary("cosh", "torch.cosh(torch.clamp({x}, -4.0, 4.0))", ["aten.clamp.default", "aten.cosh.default"])
+_unary("tan", "torch.tan(torch.clamp({x}, -1.2, 1.2))", ["aten.clamp.default", "aten.tan.default"])
+_unary("asin", "torch.asin(torch.clamp({x}, -0.95, 0.95))", ["aten.clamp.default", "aten.asin.default"])
+_unary("acos", "torch.acos(torch.clamp({x}, -0.95, 0.95))", ["aten.clamp.default", "aten.acos.default"])
+_unary("erfinv", "torch.erfinv(torch.clamp({x}, -0.9, 0.9))", ["aten.clamp.default", "aten.erfinv.default"])
+_unary("celu", "F.celu({x}, alpha={p})", ["aten.celu.default"], [1.0, 0.5])
+_unary("selu", "F.selu({x})", ["aten.selu.default"])
+
+
+def _logit_inst(ctx):
+    return {"eps": ctx.choice([1e-6, None, 0.05])}, [], ctx.x
+
+
+def _logit_emit(args, params, in_shapes):
+    if params["eps"] is None:  # no eps: keep the input inside (0, 1) ourselves
+        return f"torch.logit(torch.clamp({args[0]}, 0.05, 0.95))", []
+    return f"torch.logit({args[0]}, eps={params['eps']!r})", []
+
+
+REGISTRY["logit"] = _OpDef("logit", ("aten.logit.default",), _logit_inst, _logit_emit, kind="unary")
 
 
 def _pow_inst(ctx):
@@ -267,10 +301,14 @@ def _binary(name, sym, aten, scalar_ok=True, div=False):
         if form == "tensor":
             other = ctx.partner(_bcast_ok(ctx.x))
             out = broadcast_shape(ctx.x, ctx.pool[other])
-            return {"form": form, "swap": ctx.flag() and not div}, [other], out
-        if form == "scalar":
-            return {"form": form, "value": ctx.choice([0.5, 2.0, -1.5])}, [], ctx.x
-        return {"form": form, "shape": list(ctx.choice(_const_shapes(ctx.x)))}, [], ctx.x
+            params, partners = {"form": form, "swap": ctx.flag() and not div}, [other]
+        elif form == "scalar":
+            params, partners, out = {"form": form, "value": ctx.choice([0.5, 2.0, -1.5])}, [], ctx.x
+        else:
+            params, partners, out = {"form": form, "shape": list(ctx.choice(_const_shapes(ctx.x)))}, [], ctx.x
+        if div:  # drawn last, so the earlier choices of a gene decode as before
+            params["rounding_mode"] = ctx.choice([None, "trunc", "floor"])
+        return params, partners, out
 
     def emit(args, params, in_shapes):
         x = args[0]
@@ -290,6 +328,8 @@ def _binary(name, sym, aten, scalar_ok=True, div=False):
             y = "self.{c}"
         if sym in ("minimum", "maximum"):
             return f"torch.{sym}({x}, {y})", consts
+        if params.get("rounding_mode"):  # div.Tensor_mode / div.Scalar_mode
+            return f"torch.div({x}, {y}, rounding_mode={params['rounding_mode']!r})", consts
         return f"{x} {sym} {y}", consts
 
     REGISTRY[name] = _OpDef(name, tuple(aten), inst, emit, kind="binary")
@@ -298,7 +338,7 @@ def _binary(name, sym, aten, scalar_ok=True, div=False):
 _binary("add", "+", ["aten.add.Tensor"])
 _binary("sub", "-", ["aten.sub.Tensor"])
 _binary("mul", "*", ["aten.mul.Tensor"])
-_binary("div", "/", ["aten.div.Tensor"], div=True)
+_binary("div", "/", ["aten.div.Tensor", "aten.div.Tensor_mode"], div=True)
 _binary("minimum", "minimum", ["aten.minimum.default"], scalar_ok=False)
 _binary("maximum", "maximum", ["aten.maximum.default"], scalar_ok=False)
 
@@ -329,12 +369,33 @@ REGISTRY["where"] = _OpDef(
     _where_inst, _where_emit, kind="binary")
 
 
+_MASK_LITERAL_MAX = 256  # elements of a literal mask written into the reproducer
+
+
 def _mfill_inst(ctx):
-    return {"cmp": ctx.choice(["gt", "lt"]), "value": ctx.choice([0.0, -1.0, 2.5])}, [], ctx.x
+    params = {"cmp": ctx.choice(["gt", "lt"]), "value": ctx.choice([0.0, -1.0, 2.5])}
+    x = ctx.x
+    # A constant mask, as models register one (causal attention masks): [W] or [H, W] literal.
+    forms = ["computed"] + (["const_last"] if x[-1] <= _MASK_LITERAL_MAX else [])
+    forms += ["causal"] if len(x) >= 2 and x[-2] * x[-1] <= _MASK_LITERAL_MAX else []
+    params["mask"] = ctx.choice(forms)
+    return params, [], x
 
 
 def _mfill_emit(args, params, in_shapes):
-    return f"{args[0]}.masked_fill({args[0]} {_CMPS[params['cmp']]} 0.5, {_fmt(params['value'])})", []
+    mask = params.get("mask", "computed")
+    value = _fmt(params["value"])
+    if mask == "computed":
+        return f"{args[0]}.masked_fill({args[0]} {_CMPS[params['cmp']]} 0.5, {value})", []
+    x = in_shapes[0]
+    if mask == "causal":
+        h, w = x[-2], x[-1]
+        shape = (h, w)
+        values = [j > i for i in range(h) for j in range(w)]
+    else:
+        shape = (x[-1],)
+        values = [i % 3 == 1 for i in range(x[-1])]
+    return f"{args[0]}.masked_fill(self.{{m}}, {value})", [("m", shape, values, "bool", True)]
 
 
 REGISTRY["masked_fill"] = _OpDef("masked_fill", ("aten.masked_fill.Scalar", "aten.gt.Scalar"),
@@ -539,6 +600,13 @@ def _avgpool_emit(args, params, in_shapes):
 
 def _maxpool_inst(ctx):
     p, out = _pool_params(ctx, True)
+    n, c, h, w = ctx.x
+    # Drawn last (earlier choices decode as before): a non-overlapping window wider than 3, the
+    # form DecomposeLargeStrideMaxPool2dForU55Pass rewrites (U55 pools with stride <= 3 only).
+    if ctx.choice([False, True]) and min(h, w) >= 4:
+        k = min(h, w, ctx.choice([4, 6]))
+        p = {"kernel": [k, k], "stride": [k, k], "padding": 0, "dilation": 1}
+        out = (n, c, h // k, w // k)
     return p, [], out
 
 
@@ -1071,6 +1139,9 @@ def _tril_inst(ctx):
 
 REGISTRY["tril"] = _OpDef("tril", ("aten.tril.default",), _tril_inst,
                           lambda a, p, s: (f"torch.tril({a[0]}, {p['diagonal']})", []), accepts=_ge2, kind="layout")
+
+
+from . import _ops_reach  # noqa: E402,F401 - registers the ops that reach the remaining annotated passes
 
 
 class VocabEntry(tuple):

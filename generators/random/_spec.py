@@ -168,7 +168,10 @@ class GraphSpec:
             for suffix, shape, lo, hi, is_buffer in consts:
                 attr = f"{op.op}{k}_{suffix}"
                 names[suffix] = attr
-                t = f"_uniform(g, {_ops._fmt(tuple(shape))}, {float(lo)!r}, {float(hi)!r})"
+                if isinstance(lo, (list, tuple)):  # a literal tensor: (values, dtype) - indices, masks
+                    t = f"torch.tensor({list(lo)!r}, dtype=torch.{hi}).reshape({_ops._fmt(tuple(shape))})"
+                else:
+                    t = f"_uniform(g, {_ops._fmt(tuple(shape))}, {float(lo)!r}, {float(hi)!r})"
                 if is_buffer:
                     init.append(f"self.register_buffer({attr!r}, {t})")
                 else:

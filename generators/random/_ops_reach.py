@@ -1,0 +1,401 @@
+"""Vocabulary for the ops that reach the rest of the annotated ARM passes.
+
+The first vocabulary (``_ops``) never produced the ops of about forty annotated passes
+(remainder, floor_divide, the div rounding modes, prod, addmm, gather/index_select/index,
+index_put, slice_scatter/select_scatter, unfold, as_strided, cosine_similarity, adaptive max
+pooling, boolean masks, dtype and memory-format casts).  Each op here presents its op in the
+form real models produce and the pass rewrites: constant index tensors and masks (literal
+buffers, as models register them), divisors kept away from zero, reductions kept finite.
+
+Every op accepts the first graph input (rank 4, N=1, H even, H, W >= 2), like the others.
+Registration order is shrinking order: the simplest choice of every op comes first.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._ops import MAX_NUMEL, MAX_RANK, REGISTRY, _bcast_ok, _fits, _fmt, _OpDef, _r4, _reduced, broadcast_shape, numel
+
+# Literal index/mask tensors are written into the reproducer's source: keep them short.
+_LITERAL_MAX = 256
+
+
+def _index_values(count: int, bound: int, pattern: str) -> list[int]:
+    """`count` indices in [0, bound): distinct while `count <= bound`, in a model-like order."""
+    if pattern == "reverse":
+        return [(bound - 1 - i) % bound for i in range(count)]
+    if pattern == "stride2":
+        return [(2 * i) % bound if 2 * count <= bound else i % bound for i in range(count)]
+    return [i % bound for i in range(count)]  # "first"
+
+
+_PATTERNS = ["first", "reverse", "stride2"]
+
+
+# ---- binary arithmetic with rounding --------------------------------------------------------
+
+def _rounding_binary(name, fn, aten):
+    """remainder / floor_divide: a tensor divisor (|y| + 1, never 0) or a scalar one."""
+
+    def inst(ctx):
+        form = ctx.choice(["tensor", "scalar"])
+        if form == "tensor":
+            other = ctx.partner(_bcast_ok(ctx.x))
+            return {"form": form}, [other], broadcast_shape(ctx.x, ctx.pool[other])
+        return {"form": form, "value": ctx.choice([2.0, 0.75, -1.5])}, [], ctx.x
+
+    def emit(args, params, in_shapes):
+        if params["form"] == "tensor":
+            return f"torch.{fn}({args[0]}, torch.abs({args[1]}) + 1.0)", []
+        return f"torch.{fn}({args[0]}, {_fmt(params['value'])})", []
+
+    REGISTRY[name] = _OpDef(name, tuple(aten), inst, emit, kind="binary")
+
+
+_rounding_binary("remainder", "remainder", ["aten.remainder.Tensor", "aten.remainder.Scalar"])
+_rounding_binary("floor_divide", "floor_divide", ["aten.floor_divide.default"])
+
+
+# ---- reductions ------------------------------------------------------------------------------
+
+_PROD_MAX_DIM = 16  # a product over at most 16 values in [-1.5, 1.5] stays finite (< 700)
+
+
+def _prod_ok(x):
+    return any(d <= _PROD_MAX_DIM for d in x)
+
+
+def _prod_inst(ctx):
+    dim = ctx.choice([i for i in reversed(range(len(ctx.x))) if ctx.x[i] <= _PROD_MAX_DIM])
+    keep = not ctx.flag() or len(ctx.x) == 1
+    return {"dim": dim, "keepdim": keep}, [], _reduced(ctx.x, [dim], keep)
+
+
+def _prod_emit(args, params, in_shapes):
+    return f"torch.prod(torch.clamp({args[0]}, -1.5, 1.5), dim={params['dim']}, keepdim={params['keepdim']})", []
+
+
+REGISTRY["prod"] = _OpDef("prod", ("aten.prod.dim_int",), _prod_inst, _prod_emit, accepts=_prod_ok, kind="reduce")
+
+
+# ---- linear algebra --------------------------------------------------------------------------
+
+def _addmm_inst(ctx):
+    x = ctx.x
+    opts = [n for n in (4, 1, 8, 3) if _fits(x[:-1] + (n,))] or [1]
+    n = ctx.choice(opts)
+    # No beta/alpha: with them, INT quantization crashes in stock (DecomposeAddmmPass, run by the
+    # quantizer, scales the bias parameter with mul.Scalar, and ReplaceScalarWithTensorByProfilePass
+    # then fails on that node).
+    return {"n": n}, [], x[:-1] + (n,)
+
+
+def _addmm_emit(args, params, in_shapes):
+    x = in_shapes[0]
+    k, n = x[-1], params["n"]
+    s = 1.0 / math.sqrt(k)
+    # addmm is 2-D: fold the leading dims into rows and restore them (what nn.Linear did in
+    # older traces; DecomposeAddmmPass rewrites it).
+    expr = f"torch.addmm(self.{{b}}, {args[0]}.reshape(-1, {k}), self.{{w}}).reshape({_fmt(x[:-1] + (n,))})"
+    return expr, [("w", (k, n), -s, s, False), ("b", (n,), -s, s, False)]
+
+
+REGISTRY["addmm"] = _OpDef("addmm", ("aten.addmm.default",), _addmm_inst, _addmm_emit, kind="linalg")
+
+
+def _cos_sim_inst(ctx):
+    x = tuple(ctx.x)
+    other = ctx.partner(lambda y: tuple(y) == x)
+    dim = ctx.choice([len(x) - 1] + list(range(len(x) - 1)))
+    out = tuple(d for i, d in enumerate(x) if i != dim) or (1,)
+    return {"dim": dim}, [other], out
+
+
+def _cos_sim_emit(args, params, in_shapes):
+    expr = f"F.cosine_similarity({args[0]}, {args[1]}, dim={params['dim']})"
+    if len(in_shapes[0]) == 1:  # the result would be a 0-d tensor: keep every value rank >= 1
+        expr += ".reshape(1)"
+    return expr, []
+
+
+REGISTRY["cosine_similarity"] = _OpDef("cosine_similarity", ("aten.cosine_similarity.default",),
+                                       _cos_sim_inst, _cos_sim_emit, kind="reduce")
+
+
+# ---- indexing with constant index tensors ----------------------------------------------------
+
+def _index_select_inst(ctx):
+    x = ctx.x
+    dim = ctx.choice(list(reversed(range(len(x)))))
+    count = ctx.choice([2, 1, 3])
+    pattern = ctx.choice(_PATTERNS)
+    out = list(x)
+    out[dim] = count
+    if not _fits(tuple(out)):
+        count, out[dim] = 1, 1
+    return {"dim": dim, "index": _index_values(count, x[dim], pattern)}, [], tuple(out)
+
+
+def _index_select_emit(args, params, in_shapes):
+    idx = params["index"]
+    return (f"torch.index_select({args[0]}, {params['dim']}, self.{{i}})",
+            [("i", (len(idx),), idx, "long", True)])
+
+
+REGISTRY["index_select"] = _OpDef("index_select", ("aten.index_select.default",), _index_select_inst,
+                                  _index_select_emit, kind="layout")
+
+
+def _index_tensor_inst(ctx):
+    """x[idx] or x[:, idx] (aten.index.Tensor, the latter with leading None indices), idx a constant
+    index vector.  DecomposeIndexTensorToGatherPass rewrites the first; the partitioner leaves the
+    second on the CPU."""
+    x = ctx.x
+    dim = ctx.choice([0] + list(reversed(range(1, len(x)))))
+    count = ctx.choice([2, 1, 3])
+    pattern = ctx.choice(_PATTERNS)
+    out = list(x)
+    out[dim] = count
+    if not _fits(tuple(out)):
+        count, out[dim] = 1, 1
+    return {"dim": dim, "index": _index_values(count, x[dim], pattern)}, [], tuple(out)
+
+
+def _index_tensor_emit(args, params, in_shapes):
+    idx = params["index"]
+    lead = ":, " * params["dim"]
+    return f"{args[0]}[{lead}self.{{i}}]", [("i", (len(idx),), idx, "long", True)]
+
+
+REGISTRY["index"] = _OpDef("index", ("aten.index.Tensor",), _index_tensor_inst, _index_tensor_emit, kind="layout")
+
+
+def _gather_inst(ctx):
+    """gather along dim 1 of a 2-D [N, K] or 3-D [N, K, C] view (the forms TOSA GATHER takes)."""
+    x = ctx.x
+    rows = x[0] if len(x) >= 2 else 1
+    form = ctx.choice(["2d", "3d"]) if len(x) >= 3 else "2d"
+    if form == "3d":
+        k, c = x[1], numel(x[2:])
+    else:
+        k, c = numel(x) // rows, 1
+    width = ctx.choice([2, 1, 4])
+    pattern = ctx.choice(_PATTERNS)
+    idx_shape = (rows, width, c) if form == "3d" else (rows, width)
+    if numel(idx_shape) > _LITERAL_MAX:
+        form, k, c, idx_shape = "2d", numel(x) // rows, 1, (rows, width)
+    if numel(idx_shape) > _LITERAL_MAX:
+        width, idx_shape = 1, (rows, 1)
+    column = _index_values(width, k, pattern)
+    values = [column[w] for _ in range(rows) for w in range(width) for _ in range(c)]
+    return {"form": form, "index_shape": list(idx_shape), "index": values}, [], tuple(idx_shape)
+
+
+def _gather_emit(args, params, in_shapes):
+    x = in_shapes[0]
+    shape = tuple(params["index_shape"])
+    rows = shape[0]
+    view = (rows, x[1], numel(x[2:])) if params["form"] == "3d" else (rows, numel(x) // rows)
+    src = args[0] if tuple(x) == view else f"{args[0]}.reshape({_fmt(view)})"
+    return f"torch.gather({src}, 1, self.{{i}})", [("i", shape, params["index"], "long", True)]
+
+
+REGISTRY["gather"] = _OpDef("gather", ("aten.gather.default",), _gather_inst, _gather_emit, kind="layout")
+
+
+def _index_put_inst(ctx):
+    """x.index_put((None, ..., idx), values[, accumulate]): a constant row update along one dim."""
+    x = ctx.x
+    dim = ctx.choice([0] + list(reversed(range(1, len(x)))))
+    count = min(ctx.choice([1, 2]), x[dim])
+    pattern = ctx.choice(_PATTERNS)
+    # Stock crash (TOSA-1.0+FP): AccumulateIndexPutPass turns an accumulating index_put with None
+    # indices into index.Tensor(x, [None, ..., idx]) before NormalizeIndexPutNoneIndicesPass runs,
+    # and DecomposeIndexTensorToGatherPass asserts "None indices are not supported".  So only the
+    # leading-dim form (no None) accumulates.
+    accumulate = ctx.flag() and dim == 0
+    return {"dim": dim, "index": _index_values(count, x[dim], pattern), "accumulate": accumulate}, [], x
+
+
+def _index_put_emit(args, params, in_shapes):
+    x = in_shapes[0]
+    idx = params["index"]
+    dim = params["dim"]
+    values_shape = tuple(x[:dim]) + (len(idx),) + tuple(x[dim + 1:])
+    nones = "None, " * dim
+    # The aten op itself: `y[:, idx] = v` exports to this very node (index_put_ functionalised),
+    # but the Python binding of torch.index_put rejects the None indices.
+    return (f"torch.ops.aten.index_put.default({args[0]}, [{nones}self.{{i}}], self.{{v}}, {params['accumulate']})",
+            [("i", (len(idx),), idx, "long", True), ("v", values_shape, -1.0, 1.0, True)])
+
+
+REGISTRY["index_put"] = _OpDef("index_put", ("aten.index_put.default",), _index_put_inst, _index_put_emit,
+                               kind="layout")
+
+
+# ---- scatters (functional updates of a slice) ------------------------------------------------
+
+def _big(x):
+    return any(d >= 2 for d in x)
+
+
+def _slice_scatter_inst(ctx):
+    x = ctx.x
+    dim = ctx.choice([i for i in reversed(range(len(x))) if x[i] >= 2])
+    n = x[dim]
+    start = ctx.choice(range(0, n - 1))
+    end = ctx.choice(range(n, start, -1))
+    step = ctx.choice([1, 2])
+    src = ctx.choice(["const", "self"])
+    return {"dim": dim, "start": start, "end": end, "step": step, "src": src}, [], x
+
+
+def _slice_scatter_emit(args, params, in_shapes):
+    x = in_shapes[0]
+    dim, start, end, step = params["dim"], params["start"], params["end"], params["step"]
+    shape = list(x)
+    shape[dim] = -(-(end - start) // step)
+    where = f"dim={dim}, start={start}, end={end}, step={step}"
+    if params["src"] == "self":  # write a transformed slice of x back (in-place cache-update shape)
+        idx = ", ".join([":"] * dim + [f"{start}:{end}:{step}"])
+        return f"torch.slice_scatter({args[0]}, {args[0]}[{idx}] * 0.5, {where})", []
+    return f"torch.slice_scatter({args[0]}, self.{{s}}, {where})", [("s", tuple(shape), -1.0, 1.0, True)]
+
+
+REGISTRY["slice_scatter"] = _OpDef("slice_scatter", ("aten.slice_scatter.default",), _slice_scatter_inst,
+                                   _slice_scatter_emit, accepts=_big, kind="layout")
+
+
+def _select_scatter_inst(ctx):
+    x = ctx.x
+    dim = ctx.choice(list(reversed(range(len(x)))))
+    index = ctx.choice([0, -1, 1]) if x[dim] >= 2 else 0
+    return {"dim": dim, "index": index}, [], x
+
+
+def _select_scatter_emit(args, params, in_shapes):
+    x = in_shapes[0]
+    shape = tuple(d for i, d in enumerate(x) if i != params["dim"]) or (1,)
+    src = "self.{s}" if len(x) >= 2 else "self.{s}.reshape(())"
+    return (f"torch.select_scatter({args[0]}, {src}, {params['dim']}, {params['index']})",
+            [("s", shape, -1.0, 1.0, True)])
+
+
+REGISTRY["select_scatter"] = _OpDef("select_scatter", ("aten.select_scatter.default",), _select_scatter_inst,
+                                    _select_scatter_emit, kind="layout")
+
+
+# ---- strided views ---------------------------------------------------------------------------
+
+def _unfold_ok(x):
+    return len(x) < MAX_RANK and any(d >= 2 for d in x) and numel(x) * 2 <= MAX_NUMEL
+
+
+def _unfold_inst(ctx):
+    x = ctx.x
+    dim = ctx.choice([i for i in reversed(range(len(x))) if x[i] >= 2])
+    size = ctx.choice([s for s in (2, 3) if s <= x[dim]])
+    step = ctx.choice([1, 2, size])
+    windows = (x[dim] - size) // step + 1
+    out = tuple(x[:dim]) + (windows,) + tuple(x[dim + 1:]) + (size,)
+    if not _fits(out):  # overlapping windows too big: non-overlapping ones never grow the tensor
+        step = size
+        windows = (x[dim] - size) // step + 1
+        out = tuple(x[:dim]) + (windows,) + tuple(x[dim + 1:]) + (size,)
+    return {"dim": dim, "size": size, "step": step}, [], out
+
+
+REGISTRY["unfold"] = _OpDef("unfold", ("aten.unfold.default",), _unfold_inst,
+                            lambda a, p, s: (f"{a[0]}.unfold({p['dim']}, {p['size']}, {p['step']})", []),
+                            accepts=_unfold_ok, kind="layout")
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def _as_strided_inst(ctx):
+    """Row-major re-views (what the TOSA backend lowers) and a transposing view (left on the CPU)."""
+    x = tuple(ctx.x)
+    forms = ["merge"] + (["split"] if len(x) < MAX_RANK and any(d % 2 == 0 for d in x) else [])
+    forms += ["transpose"] if len(x) >= 2 else []
+    form = ctx.choice(forms)
+    if form == "merge":
+        size = (numel(x),) if len(x) <= 2 else x[:-2] + (x[-2] * x[-1],)
+        stride = _contiguous_strides(size)
+    elif form == "split":
+        i = ctx.choice([i for i, d in enumerate(x) if d % 2 == 0])
+        size = x[:i] + (2, x[i] // 2) + x[i + 1:]
+        stride = _contiguous_strides(size)
+    else:
+        base = _contiguous_strides(x)
+        size = x[:-2] + (x[-1], x[-2])
+        stride = base[:-2] + (base[-1], base[-2])
+    return {"size": list(size), "stride": list(stride)}, [], tuple(size)
+
+
+REGISTRY["as_strided"] = _OpDef(
+    "as_strided", ("aten.as_strided.default",), _as_strided_inst,
+    lambda a, p, s: (f"torch.as_strided({a[0]}.contiguous(), {_fmt(p['size'])}, {_fmt(p['stride'])})", []),
+    kind="layout")
+
+
+# ---- pooling ---------------------------------------------------------------------------------
+
+def _adapt_max_inst(ctx):
+    n, c, h, w = ctx.x
+    size = ctx.choice([(1, 1), (max(1, h // 2), max(1, w // 2)), (h, w), (min(h, 3), min(w, 3))])
+    return {"output_size": list(size)}, [], (n, c) + tuple(size)
+
+
+REGISTRY["adaptive_max_pool2d"] = _OpDef(
+    "adaptive_max_pool2d", ("aten.adaptive_max_pool2d.default",), _adapt_max_inst,
+    lambda a, p, s: (f"F.adaptive_max_pool2d({a[0]}, {_fmt(p['output_size'])})", []), accepts=_r4, kind="pool")
+
+
+# ---- boolean logic, dtype and memory-format casts --------------------------------------------
+
+_LOGIC = {"and": "&", "or": "|", "xor": "^"}
+
+
+def _bool_logic_inst(ctx):
+    return {"op": ctx.choice(["and", "or", "xor", "not"]), "lo": ctx.choice([-0.5, 0.0]),
+            "hi": ctx.choice([0.5, 1.0])}, [], ctx.x
+
+
+def _bool_logic_emit(args, params, in_shapes):
+    x = args[0]
+    a, b = f"({x} > {_fmt(params['lo'])})", f"({x} < {_fmt(params['hi'])})"
+    mask = f"~{a}" if params["op"] == "not" else f"{a} {_LOGIC[params['op']]} {b}"
+    return f"torch.where({mask}, {x}, 0.0)", []
+
+
+REGISTRY["bool_logic"] = _OpDef("bool_logic", ("aten.__and__.Tensor", "aten.__or__.Tensor", "aten.__xor__.Tensor",
+                                               "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor",
+                                               "aten.bitwise_xor.Tensor", "aten.bitwise_not.default",
+                                               "aten.where.ScalarOther"),
+                                _bool_logic_inst, _bool_logic_emit, kind="binary")
+
+
+def _cast_inst(ctx):
+    forms = ["int32"] + (["channels_last"] if _r4(ctx.x) else []) + ["clone"]
+    return {"form": ctx.choice(forms)}, [], ctx.x
+
+
+def _cast_emit(args, params, in_shapes):
+    x = args[0]
+    if params["form"] == "int32":  # truncating float->int cast and back (quantised-index idiom)
+        return f"{x}.to(torch.int32).to(torch.float32)", []
+    if params["form"] == "channels_last":
+        return f"{x}.contiguous(memory_format=torch.channels_last) + 0.0", []
+    return f"{x}.clone()", []
+
+
+REGISTRY["cast"] = _OpDef("cast", ("aten._to_copy.default", "aten.to.dtype", "aten.clone.default", "aten.contiguous.default"),
+                          _cast_inst, _cast_emit,
+                          kind="unary")

@@ -1,0 +1,129 @@
+"""Which vocabulary ops reach each annotated pass, and why the passes no op reaches cannot be.
+
+A pass is *reached* when a drawn graph presents one of its targeted ops at the moment the pass
+runs.  Three routes, in this order:
+
+1. ``vocabulary``: a vocabulary op's expected ops (export, core ATen, and the forms to_edge
+   gives them: view ops become ``*_copy``, ``_to_copy``/``clone`` become dim-order ops) meet
+   the pass's targeted ops;
+2. ``PRODUCED_IN_PIPELINE``: an earlier pass of the lowering creates the targeted op from a
+   vocabulary op (``DecomposeLeakyReLUPass`` emits ``full_like``; the TOSA rewrites emit
+   ``tosa.CONV2D``...);
+3. no targeted ops: the pass (a retrace-only copy-sound annotation) acts on every graph a
+   pipeline gives it.
+
+``UNREACHABLE`` lists, with the reason, every annotated pass that no graph of ours can present
+its ops to - also those a vocabulary op names but that never see it in a lowering (the op is
+decomposed earlier, or the pass only runs inside the quantizer).  ``TARGET_ONLY`` names the
+passes that act on one target only, so that the fuzz campaign knows which target to run.
+``tests/test_generators_random.py`` checks that every annotated pass has a route or a reason,
+and that no entry here is stale.  Keys are pass class names (unique among annotated passes).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+# Quantizer-only: the harness quantizes once per case, outside fastpass, and lowers the result
+# in both modes; a pass that runs only in the ARM quantizer's transform_for_annotation pipeline
+# never runs with fastpass on, whatever the graph (checked against ArmPassManager's source).
+QUANTIZER_ONLY: frozenset[str] = frozenset({
+    "ConstantFoldingPass", "ConvertInt64ConstOpsToInt32Pass", "ConvertInt64OutputOpsToInt32Pass",
+    "DecomposeCosineSimilarityPass", "DecomposeEinsumPass", "DecomposeGruPass", "DecomposeIndexCopyPass",
+    "DecomposeLinalgVectorNormPass", "DecomposeLstmPass", "DecomposeMatmulPass", "DecomposeRnnPass",
+    "DecomposeScaledDotProductAttentionPass", "DecomposeSelectScatterPass", "DecomposeTrilPass",
+    "DecomposeWhereScalarOtherPass", "DeduplicateGetAttrPass", "InsertInt32CastsAfterInt64PlaceholdersPass",
+    "ReplaceInfAndLimitValuesPass", "RewriteInplaceArithmeticPass", "ScalarsToAttributePass",
+})
+_QUANTIZER_ONLY_WHY = ("runs only in the ARM quantizer's transform_for_annotation pipeline, which the harness runs "
+                       "once per case outside fastpass (shared by both modes); no lowering pipeline invokes it")
+
+# Annotated, but no default pipeline of any target invokes them (checked the same way).
+IN_NO_PIPELINE: dict[str, str] = {
+    "FoldDyTAffineIntoConvPass": "opt-in: only a user's registered pass insertion adds it to a pipeline",
+    "FoldDyTAlphaIntoLUTPass": "opt-in: only a user's registered pass insertion adds it to a pipeline",
+    "GetDecompositionPass": "a base class: its subclasses are the passes the pipelines invoke",
+}
+
+_MXFP_WHY = ("needs MXFP-quantized weights; none of the quantizers the targets use (TOSAQuantizer, "
+             "EthosUQuantizer with the symmetric int8 config) produce them")
+
+UNREACHABLE: dict[str, str] = {
+    **{name: _QUANTIZER_ONLY_WHY for name in QUANTIZER_ONLY},
+    **IN_NO_PIPELINE,
+    "RewriteMXFPConv2dPass": _MXFP_WHY,
+    "RewriteMXFPLinearPass": _MXFP_WHY,
+    "DecomposeAdaptiveMaxPool2dPass": "acts on tosa.MAX_POOL2D_ADAPTIVE, which RewriteMaxPool2dPass emits only "
+                                      "for symbolic (dynamic) shapes on TOSA >= 1.1 with the shape extension; "
+                                      "every target here is static-shape TOSA-1.0",
+    "FuseConsecutiveConcatShapesPass": "acts on tosa.CONCAT_SHAPE, which only the symbolic-shape lowering "
+                                       "(dynamic shapes, TOSA shape extension) creates",
+    "DecomposeErfinvPass": "aten.erfinv is not Core ATen and the ARM partitioner does not keep it: to_edge's "
+                           "IR verifier rejects the graph before any ARM pass runs (generator op 'erfinv' "
+                           "is quarantined for that reason, and so is adaptive_max_pool2d)",
+    "NormalizeTransposePass": "aten.t is not Core ATen: to_edge decomposes it to permute before its "
+                              "pre-op-replace passes (where this pass runs) see the graph",
+    "CastToInt32Pass": "acts on bitwise shifts of integer tensors; the vocabulary's values are float32 and "
+                       "an int shift is neither quantizable nor delegated on the float targets",
+}
+
+# Targeted ops that an earlier pass of the lowering creates from vocabulary ops.
+PRODUCED_IN_PIPELINE: dict[str, tuple[tuple[str, ...], str]] = {
+    "ConvertFullLikeToFullPass": (("leaky_relu",), "DecomposeLeakyReLUPass emits full_like"),
+    "DecomposeDynamicFullPass": (("leaky_relu", "asinh", "acosh", "logit"),
+                                 "ConvertFullLikeToFullPass and the ARM decompositions emit full (static "
+                                 "shapes: the pass runs and leaves it)"),
+    "InsertDynamicPaddingPass": (("conv2d", "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d"),
+                                 "RewriteConvPass/RewriteAvgPool2dPass/RewriteMaxPool2dPass emit the TOSA ops"),
+    "DecorateFp32toInt32CastingPass": (("cast",), "to_edge's MemoryFormatOpsPass turns _to_copy into "
+                                                  "dim_order_ops._to_dim_order_copy"),
+}
+
+# Passes that act on one pipeline only (their should_run/call_operator test the target).
+TARGET_ONLY: dict[str, tuple[str, ...]] = {
+    "DecomposePermuteForU55Pass": ("ethos-u55",),
+    "DecomposeLargeStrideMaxPool2dForU55Pass": ("ethos-u55",),
+}
+
+# to_edge replaces view ops by their *_copy form and dtype/memory-format copies by dim-order ops.
+_VIEW_OPS = frozenset({
+    "alias", "as_strided", "detach", "diagonal", "expand", "narrow", "permute", "select", "slice", "split",
+    "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view",
+})
+_DIM_ORDER = {
+    "aten._to_copy.default": "dim_order_ops._to_dim_order_copy.default",
+    "aten.clone.default": "dim_order_ops._clone_dim_order.default",
+}
+
+
+def edge_forms(name: str) -> set[str]:
+    """`name` plus the names to_edge gives it (``aten.expand.default`` -> ``aten.expand_copy.default``)."""
+    out = {name}
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "aten" and parts[1] in _VIEW_OPS:
+        out.add(f"aten.{parts[1]}_copy.{parts[2]}")
+    if name in _DIM_ORDER:
+        out.add(_DIM_ORDER[name])
+    return out
+
+
+def presented_ops(entry) -> set[str]:
+    """Every op name a vocabulary entry (aten, core_aten) can present to a pass."""
+    out: set[str] = set()
+    for name in set(entry.aten) | set(entry.core_aten):
+        out |= edge_forms(name)
+    return out
+
+
+def vocabulary_routes(targeted: Iterable[str], vocabulary: dict) -> list[str]:
+    """Vocabulary ops whose presented ops meet `targeted` (op names like ``aten.add.Tensor``)."""
+    names = set(targeted)
+    return [op for op, entry in vocabulary.items() if presented_ops(entry) & names]
+
+
+def unrouted(targeted_by_pass: dict[str, Iterable[str]], vocabulary: dict) -> list[str]:
+    """Passes (class name -> targeted op names) with targeted ops that no vocabulary op presents,
+    no earlier pass produces from one, and ``UNREACHABLE`` does not explain: generator gaps."""
+    return sorted(name for name, targeted in targeted_by_pass.items()
+                  if set(targeted) and name not in UNREACHABLE and name not in PRODUCED_IN_PIPELINE
+                  and not vocabulary_routes(targeted, vocabulary))
