@@ -62,6 +62,9 @@ def add_parsers(sub) -> None:
     gate.add_argument("--direct-examples", type=int, default=None, metavar="N",
                       help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
                            "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
+    gate.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                      help="registry run: time budget of the whole run, shared by the stages (a sixth "
+                           "kept for direct runs); graphs past it are not drawn (default: none)")
     gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
                       help="registry run: time budget of the top-up per stage (default %(default)s)")
     gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
@@ -162,7 +165,7 @@ def _gate(args, explicit, out: Path):
     return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
                              args.shrink_seconds, ops=_ops(args.ops), min_evidence=args.min_evidence,
                              top_up=args.top_up, top_up_seconds=args.top_up_seconds,
-                             direct_examples=args.direct_examples)
+                             direct_examples=args.direct_examples, max_seconds=args.max_seconds)
 
 
 def _warm_up(stages) -> None:
@@ -185,6 +188,9 @@ def cmd_gate(args) -> int:
         return 2
     if args.min_evidence < 1:
         print("verify gate: --min-evidence must be at least 1", file=sys.stderr)
+        return 2
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        print("verify gate: --max-seconds must be positive", file=sys.stderr)
         return 2
     if args.direct_examples is None:
         args.direct_examples = args.min_evidence + 3

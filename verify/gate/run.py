@@ -388,46 +388,71 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
 def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
                   max_ops: int = 4, shrink_seconds: float = 300.0, direct_examples: int = 3,
                   ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
-                  top_up: int | None = None, top_up_seconds: float = 300.0) -> list[PassVerdict]:
+                  top_up: int | None = None, top_up_seconds: float = 300.0,
+                  max_seconds: float | None = None) -> list[PassVerdict]:
     """Gate every pass in `classes`: `examples` graphs per stage for all passes the stage's
     pipeline invokes, then up to `top_up` graphs (default: `examples`) and `top_up_seconds` per
     stage drawn for the passes still short of `min_evidence`; passes no stage invokes run
-    directly (`direct_examples` graphs per feature) or are `untested`."""
+    directly (`direct_examples` graphs per feature) or are `untested`. `max_seconds` bounds the
+    whole run: each stage gets an equal share of what is left (a sixth kept for the direct
+    runs); graphs past a deadline are not lowered, so a pass may end `unexercised`."""
+    from fastpass.annotations import lookup
+
+    from verify.gate.graphs import vocabulary_split
+
     reg = _Registry(classes, out, seed, max_ops, shrink_seconds, ops, min_evidence)
     top_up = examples if top_up is None else top_up
+    run_deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    invoked_by = {stage: check.pipeline_pass_names(check.target_for(stage)) for stage in stages}
+    in_pipelines = {qn for qn, cls in classes.items() if any(cls.__name__ in names for names in invoked_by.values())}
+    direct_reserve = (max_seconds or 0) / 6 if direct_examples > 0 and len(in_pipelines) < len(classes) else 0.0
+    biasable = {qn for qn, cls in classes.items() if vocabulary_split(lookup(cls).targeted_ops, ops)[0]}
     tested: set[str] = set()
-    for stage in stages:
+    for index, stage in enumerate(stages):
         target = check.target_for(stage)
-        invoked = check.pipeline_pass_names(target)
-        active = {qn for qn, cls in classes.items() if cls.__name__ in invoked
+        active = {qn for qn, cls in classes.items() if cls.__name__ in invoked_by[stage]
                   and reg.verdicts[qn].verdict is GateVerdict.SOUND}
         tested |= active
         for qn in active:
             v = reg.verdicts[qn]
             v.how = "batch"
             v.stage = (v.stage + "," if v.stage else "") + stage
+        stage_deadline = main_deadline = None
+        if run_deadline is not None:
+            now = time.monotonic()
+            share = max(0.0, run_deadline - direct_reserve - now) / (len(stages) - index)
+            stage_deadline = now + share
+            main_deadline = now + (share * 0.6 if top_up > 0 else share)
         _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
-             f"{examples} graph(s), then up to {top_up} for passes short of {min_evidence} examples of evidence")
+             f"{examples} graph(s), then up to {top_up} for passes short of {min_evidence} examples of evidence"
+             + (f"; {stage_deadline - time.monotonic():.0f} s for the stage" if stage_deadline else ""))
         stage_start = time.perf_counter()
-        done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), examples, "")
+        done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), examples, "",
+                          deadline=main_deadline)
         short = {qn for qn in active if reg.lacking(qn)}
         _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
              f"{len(short)} pass(es) short of evidence")
-        if short and top_up > 0:
-            # Passes with evidence stay active (fastpass on for them: as it is used), but the graphs
-            # are drawn for the passes still short, biased to the feature each lacks.
+        # Top-up: the passes still short whose graphs can be biased (a vocabulary op yields one
+        # of their targeted ops, or they lack skip evidence: graphs without them always exist).
+        # Passes with evidence stay active (fastpass on for them, as it is used).
+        def wanted(qn: str, active=active) -> bool:
+            lacking = reg.lacking(qn)
+            return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP])
+
+        if top_up > 0 and any(wanted(qn) for qn in active):
             def want(qn: str) -> str:
                 lacking = reg.lacking(qn)
                 return lacking[0].value if len(lacking) == 1 else "both"
 
             def strategy_of(names: list[str]):
-                return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if reg.lacking(qn))
-                                                            or names)
+                return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if wanted(qn)) or names)
 
             top_start = time.perf_counter()
-            more = reg.search(stage, active, strategy_of, top_up, ":top-up",
-                              deadline=time.monotonic() + top_up_seconds,
-                              until=lambda: not any(reg.lacking(qn) for qn in active))
+            deadline = time.monotonic() + top_up_seconds
+            if stage_deadline is not None:
+                deadline = min(deadline, stage_deadline)
+            more = reg.search(stage, active, strategy_of, top_up, ":top-up", deadline=deadline,
+                              until=lambda active=active: not any(wanted(qn) for qn in active))
             short = {qn for qn in active if reg.lacking(qn)}
             _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
                  f"{len(short)} pass(es) still short of evidence")
@@ -437,9 +462,13 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     for qn, cls in classes.items():
         if qn in tested:
             continue
+        v = reg.verdicts[qn]
         if direct_examples <= 0:
-            v = reg.verdicts[qn]
             v.verdict, v.reason = GateVerdict.UNTESTED, f"not invoked by the {pipelines} pipelines (direct runs disabled)"
+            continue
+        if run_deadline is not None and time.monotonic() > run_deadline:
+            v.verdict = GateVerdict.UNEXERCISED
+            v.reason = f"not invoked by the {pipelines} pipelines; its direct run was not reached (--max-seconds)"
             continue
         v = gate_pass(cls, None, direct_examples, direct_stage, out, seed, how="direct", max_ops=max_ops,
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
@@ -447,6 +476,8 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
             v.verdict = GateVerdict.UNTESTED
             v.reason = (f"not invoked by the {pipelines} pipelines, and it cannot run standalone on "
                         f"{direct_stage} graphs: {_first_vacuous_reason(v)}")
+        elif v.verdict is GateVerdict.UNEXERCISED:
+            v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         reg.verdicts[qn] = v
     for v in reg.verdicts.values():
         v.judge(min_evidence)
