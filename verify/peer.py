@@ -66,56 +66,94 @@ def resolve_suites(names: list[str], root: Path) -> list[Path]:
     return paths
 
 
-def start_mode(mode: str, suites: list[Path], root: Path, out: Path, workers: int, timeout: int,
+def start_mode(mode: str, name: str, suites: list[Path], root: Path, out: Path, workers: int, timeout: int,
                extra: list[str]) -> tuple[subprocess.Popen, float]:
-    (out / f"{mode}.json").unlink(missing_ok=True)
+    """Start one pytest process for `mode` over `suites`; its report is `out/<name>.json`."""
+    (out / f"{name}.json").unlink(missing_ok=True)
     # An empty ini in our own folder: the suite runs under its own conftest, not under the ini
     # files pytest would find above site-packages (this project's pyproject.toml among them).
     ini = out / "pytest.ini"
     ini.write_text("[pytest]\n")
     command = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(root), "-p", "no:cacheprovider",
-               "-q", "--timeout", str(timeout), *MODES[mode], "--fastpass-json", str(out / f"{mode}.json"),
-               "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{mode}.xml"),
+               "-q", "--timeout", str(timeout), *MODES[mode], "--fastpass-json", str(out / f"{name}.json"),
+               "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{name}.xml"),
                *(["-n", str(workers)] if workers > 0 else ["-p", "no:xdist"]), *extra, *map(str, suites)]
     env = dict(os.environ, PYTHONHASHSEED=os.environ.get("PYTHONHASHSEED", "0"))
-    print(f"[{mode}] {' '.join(command)}\n[{mode}] progress: {out / f'{mode}.log'}", flush=True)
-    with open(out / f"{mode}.log", "w") as log:
+    print(f"[{name}] {' '.join(command)}\n[{name}] progress: {out / f'{name}.log'}", flush=True)
+    with open(out / f"{name}.log", "w") as log:
         # Its own process group: stopping peer stops the mode's xdist workers too (see run_modes).
         process = subprocess.Popen(command, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     return process, time.perf_counter()
 
 
-def finish_mode(mode: str, process: subprocess.Popen, started: float, out: Path) -> ModeRun:
-    returncode = process.wait()
-    seconds = time.perf_counter() - started
-    report_path = out / f"{mode}.json"
-    if not report_path.is_file():
-        raise RuntimeError(f"[{mode}] pytest exited {returncode} without a report; see {out / f'{mode}.log'}")
-    report = json.loads(report_path.read_text())
-    counts = report["outcome_counts"]
-    print(f"[{mode}] {seconds:.0f} s, exit {returncode}: "
-          + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES), flush=True)
+def merge_reports(mode: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One mode's report from its shards' reports (a single report passes through unchanged)."""
+    from verify.pytest_plugin import crosscheck_totals
+
+    if len(reports) == 1:
+        return reports[0]
+    outcomes: dict[str, str] = {}
+    skip_reasons: Counter[str] = Counter()
+    records: list[dict[str, Any]] = []
+    for report in reports:
+        outcomes.update(report["outcomes"])
+        skip_reasons.update(report["skip_reasons"])
+        records.extend(report["records"])
+    return {"mode": reports[0]["mode"], "outcomes": dict(sorted(outcomes.items())),
+            "outcome_counts": dict(Counter(outcomes.values())), "skip_reasons": dict(skip_reasons.most_common()),
+            "records": records, "crosscheck": crosscheck_totals(records) if mode == "crosscheck" else None}
+
+
+def read_mode(mode: str, out: Path, seconds: float, returncode: int) -> ModeRun:
+    """The mode's report(s) in `out`: `<mode>.json`, or one `<mode>.shard<k>.json` per shard."""
+    paths = sorted(out.glob(f"{mode}.json")) or sorted(out.glob(f"{mode}.shard*.json"))
+    if not paths:
+        raise RuntimeError(f"[{mode}] no report in {out}; see {out / f'{mode}*.log'}")
+    report = merge_reports(mode, [json.loads(p.read_text()) for p in paths])
+    counts = Counter(report["outcomes"].values())
+    print(f"[{mode}] {seconds:.0f} s, exit {returncode}: " + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES),
+          flush=True)
     return ModeRun(mode, report, seconds, returncode)
 
 
-def run_modes(modes: list[str], parallel: bool, *args: Any) -> list[ModeRun]:
-    """One pytest process per mode, one after the other or (parallel) all at once."""
-    out = args[2]
-    started: dict[str, tuple[subprocess.Popen, float]] = {}
+def shard_suites(suites: list[Path], shards: int) -> list[list[Path]]:
+    """`shards` interleaved subsets of the suites' test files (the suites as given if 1)."""
+    if shards == 1:
+        return [suites]
+    files = sorted({f for s in suites for f in ([s] if s.is_file() else s.rglob("test_*.py"))})
+    return [files[k::shards] for k in range(shards) if files[k::shards]]
+
+
+def run_modes(modes: list[str], parallel: bool, shards: int, suites: list[Path], root: Path, out: Path,
+              *rest: Any) -> list[ModeRun]:
+    """Each mode as `shards` pytest processes; the modes one after the other or (parallel) all at once."""
+    jobs = {mode: [(mode if shards == 1 else f"{mode}.shard{k}", part)
+                   for k, part in enumerate(shard_suites(suites, shards))] for mode in modes}
+    started: dict[str, list[tuple[subprocess.Popen, float]]] = {}
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    def start(mode: str) -> None:
+        started[mode] = [start_mode(mode, name, part, root, out, *rest) for name, part in jobs[mode]]
+
+    def finish(mode: str) -> ModeRun:
+        codes = [process.wait() for process, _ in started[mode]]
+        seconds = time.perf_counter() - min(t for _, t in started[mode])
+        return read_mode(mode, out, seconds, max(codes))
+
     try:
         if not parallel:
             runs = []
             for mode in modes:
-                started[mode] = start_mode(mode, *args)
-                runs.append(finish_mode(mode, *started[mode], out))
+                start(mode)
+                runs.append(finish(mode))
             return runs
-        started.update((mode, start_mode(mode, *args)) for mode in modes)
-        return [finish_mode(mode, *started[mode], out) for mode in modes]
+        for mode in modes:
+            start(mode)
+        return [finish(mode) for mode in modes]
     finally:
         signal.signal(signal.SIGTERM, previous)
-        for process, _ in started.values():
+        for process, _ in (p for ps in started.values() for p in ps):
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
 
@@ -184,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=1800, help="per-test timeout in seconds (pytest-timeout)")
     parser.add_argument("--parallel", action="store_true",
                         help="run the modes at the same time (each with --workers), not one after the other")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="split each mode's test files into N interleaved pytest processes")
+    parser.add_argument("--from-reports", type=Path, default=None, metavar="DIR",
+                        help="do not run: compare the mode reports already in DIR (e.g. a run's folder)")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     args = parser.parse_args(argv)
     try:
@@ -191,19 +233,28 @@ def main(argv: list[str] | None = None) -> int:
         unknown = set(modes) - set(MODES)
         if unknown or not modes:
             raise UsageError(f"unknown modes {sorted(unknown)}; modes are {', '.join(MODES)}")
-        if args.workers < 0:
-            raise UsageError("--workers must be >= 0")
+        if args.workers < 0 or args.shards < 1:
+            raise UsageError("--workers must be >= 0 and --shards >= 1")
         root = arm_test_root()
         suites = resolve_suites(args.suites, root)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.from_reports is not None:
+        if not args.from_reports.is_dir():
+            print(f"error: no such folder: {args.from_reports}", file=sys.stderr)
+            return 2
+        try:
+            return summarize([read_mode(mode, args.from_reports, 0.0, 0) for mode in modes])
+        except RuntimeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     out = args.out.resolve() / time.strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     extra = ["-k", args.keyword] if args.keyword else []
     print(f"peer: {', '.join(str(s.relative_to(root)) for s in suites)} from {root}, modes {', '.join(modes)}, "
           f"{args.workers} workers; reports in {out}", flush=True)
-    runs = run_modes(modes, args.parallel, suites, root, out, args.workers, args.timeout, extra)
+    runs = run_modes(modes, args.parallel, args.shards, suites, root, out, args.workers, args.timeout, extra)
     code = summarize(runs)
     (out / "peer.json").write_text(json.dumps({
         "suites": [str(s) for s in suites], "modes": modes,

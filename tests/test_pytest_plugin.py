@@ -1,0 +1,135 @@
+"""The pytest plugin (`--fastpass`, `--fastpass=crosscheck`) on a slice of executorch's own Arm
+pass tests, the divergence it exists to catch (an injected unsound annotation fails the test
+that produced it), its usage errors, and verify.peer's test-by-test comparison."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from verify import peer
+
+# Small and fast: ConvertToClampPass through _transform (pass calls), and to_edge lowerings
+# whose MemoryFormatOpsPass rewrites a dtype cast (the injected annotation's target).
+SLICE = ["passes/test_convert_to_clamp.py", "passes/test_cast_int64_pass.py"]
+MEMORY_FORMAT_PASS = "executorch.exir.passes.memory_format_ops_pass.MemoryFormatOpsPass"
+
+
+def run_pytest(args: list[str], cwd: Path, extra_path: Path | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    if extra_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_path), env.get("PYTHONPATH")]))
+    ini = cwd / "pytest.ini"
+    ini.write_text("[pytest]\n")  # not this project's ini: the suite runs under its own conftest
+    return subprocess.run([sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", "-q",
+                           "-p", "no:randomly", *args], cwd=cwd, capture_output=True, text=True, timeout=1500)
+
+
+def slice_paths() -> list[str]:
+    root = peer.arm_test_root()
+    return [str(root / name) for name in SLICE]
+
+
+@pytest.mark.slow
+def test_slice_of_executorch_pass_tests_crosschecked_with_xdist(tmp_path):
+    report = tmp_path / "report.json"
+    done = run_pytest(["-n", "2", "--fastpass=crosscheck", "--fastpass-json", str(report),
+                       "--fastpass-reproducers", str(tmp_path / "repro"), "--rootdir", str(peer.arm_test_root()),
+                       *slice_paths()], tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    data = json.loads(report.read_text())
+    assert data["mode"] == "crosscheck" and data["outcome_counts"] == {"passed": 4}, data["outcome_counts"]
+    totals = data["crosscheck"]
+    # Every lowering of every test came back from the xdist workers: to_edge per test, and the
+    # clamp tests' pass calls.
+    assert totals["by_entry_point"].get("to_edge") == 4 and totals["by_entry_point"].get("pass call") == 2, totals
+    assert totals["identical"] == totals["crosschecked"] == 6 and totals["divergent"] == 0
+    assert totals["stock_seconds"] > 0 and totals["fastpass_seconds"] > 0
+    assert "lowerings crosschecked: 6  identical: 6  divergent: 0" in done.stdout
+
+
+@pytest.mark.slow
+def test_injected_unsound_annotation_fails_the_tests_that_lower_through_it(tmp_path):
+    """MemoryFormatOpsPass registered copy-sound with no targeted op: fastpass copies the cast the
+    pass exists to rewrite. The plugin must report each lowering divergent and fail its test."""
+    inject = tmp_path / "inject_unsound_annotation.py"
+    inject.write_text(textwrap.dedent(f"""
+        from fastpass.annotations import register
+        register("{MEMORY_FORMAT_PASS}", [], skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
+    """))
+    report = tmp_path / "report.json"
+    cast_tests = str(peer.arm_test_root() / "passes/test_cast_int64_pass.py")
+    done = run_pytest(["-p", "no:xdist", "-p", "inject_unsound_annotation", "--fastpass=crosscheck",
+                       "--fastpass-json", str(report), "--fastpass-reproducers", str(tmp_path / "repro"),
+                       "--rootdir", str(peer.arm_test_root()), cast_tests], tmp_path, extra_path=tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:]
+    data = json.loads(report.read_text())
+    totals = data["crosscheck"]
+    # Exactly the tests whose lowering diverged fail; the others pass as they do stock.
+    diverged = {d["test"] for d in totals["divergences"]}
+    failed = {test for test, outcome in data["outcomes"].items() if outcome == "failed"}
+    assert failed == diverged and any("non_persistent" in test for test in failed), (data["outcomes"], totals)
+    assert set(data["outcomes"].values()) <= {"failed", "passed"}
+    for divergence in totals["divergences"]:
+        assert divergence["entry_point"] == "to_edge" and divergence["test"] in data["outcomes"]
+        assert divergence["first_divergence"]["label"]
+        assert Path(divergence["reproducer"]["path"]).is_file()
+    assert "DIVERGENT" in done.stdout and "fastpass crosscheck: to_edge" in done.stdout
+
+
+def test_plugin_is_off_unless_asked_and_refuses_a_bad_mode(tmp_path):
+    (tmp_path / "test_trivial.py").write_text("def test_trivial():\n    import sys\n"
+                                             "    assert 'fastpass' not in sys.modules\n")
+    off = run_pytest(["-p", "no:xdist", "test_trivial.py"], tmp_path)
+    assert off.returncode == 0 and "fastpass" not in off.stdout, off.stdout
+    bad = run_pytest(["-p", "no:xdist", "--fastpass=bogus", "test_trivial.py"], tmp_path)
+    assert bad.returncode == 4 and "--fastpass takes no value, 'on' or 'crosscheck'" in bad.stderr, bad.stderr
+    outcomes = run_pytest(["-p", "no:xdist", "--fastpass-json", "r.json", "test_trivial.py"], tmp_path)
+    assert outcomes.returncode == 0  # outcomes only: fastpass stays off (the trivial test checks)
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["mode"] == "stock" and data["outcomes"] == {"test_trivial.py::test_trivial": "passed"}
+
+
+def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0) -> peer.ModeRun:
+    crosscheck = None
+    if mode == "crosscheck":
+        crosscheck = {"crosschecked": 3, "identical": 3 - divergent, "divergent": divergent, "unchecked": 0,
+                      "by_entry_point": {"to_edge": 3}, "stock_seconds": 1.0, "fastpass_seconds": 0.5,
+                      "fastpass_work": {"passes_run": 1, "passes_skipped": 0, "nodes_copied": 0,
+                                        "nodes_dispatched": 1},
+                      "calls_with_fastpass_work": 0,
+                      "divergences": [{"test": "t::a", "entry_point": "to_edge", "failed_checks": ["graph"],
+                                       "first_divergence": {"label": "edge/x[1] P"},
+                                       "reproducer": {"command": "replay it"}}] * divergent}
+    report = {"outcomes": outcomes, "outcome_counts": {}, "skip_reasons": {"needs FVP": 1}, "crosscheck": crosscheck,
+              "records": []}
+    return peer.ModeRun(mode, report, 1.0, 0)
+
+
+def test_peer_fails_on_an_outcome_mismatch_or_a_divergence(capsys):
+    same = {"t::a": "passed", "t::b": "skipped", "t::c": "xfailed"}
+    assert peer.summarize([mode_run("stock", same), mode_run("fastpass", same), mode_run("crosscheck", same)]) == 0
+    changed = dict(same, **{"t::a": "failed"})
+    assert peer.mismatches([mode_run("stock", same), mode_run("fastpass", changed)]) == [
+        ("t::a", {"stock": "passed", "fastpass": "failed"})]
+    missing = {k: v for k, v in same.items() if k != "t::c"}
+    assert peer.mismatches([mode_run("stock", same), mode_run("fastpass", missing)]) == [
+        ("t::c", {"stock": "xfailed", "fastpass": "not run"})]
+    assert peer.summarize([mode_run("stock", same), mode_run("fastpass", changed)]) == 1
+    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1)]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH t::a: stock passed, fastpass failed" in out and "DIVERGENT t::a" in out
+    assert "needs FVP" in out
+
+
+def test_peer_usage_errors_exit_2(capsys):
+    assert peer.main(["no-such-suite"]) == 2
+    assert peer.main(["--modes", "stock,turbo"]) == 2
+    assert "error:" in capsys.readouterr().err
