@@ -205,3 +205,12 @@ def test_a_whole_lowering_is_one_record_with_its_delegate():
     assert record.verdict is Verdict.IDENTICAL, record.describe()
     assert record.delegates >= 1 and record.passes_observed > 50
     assert record.fastpass_work.nodes_copied > 0 or record.fastpass_work.passes_skipped > 0
+
+
+def test_replay_refuses_a_missing_or_foreign_file_with_exit_2(tmp_path, capsys):
+    assert crosscheck_main(["replay", str(tmp_path / "missing.xcheck")]) == 2
+    foreign = tmp_path / "foreign.xcheck"
+    foreign.write_bytes(b"not a reproducer")
+    assert crosscheck_main(["replay", str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert "no such reproducer" in err and "cannot read reproducer" in err
