@@ -43,7 +43,15 @@ IN_NO_PIPELINE: dict[str, str] = {
     "FoldDyTAffineIntoConvPass": "opt-in: only a user's registered pass insertion adds it to a pipeline",
     "FoldDyTAlphaIntoLUTPass": "opt-in: only a user's registered pass insertion adds it to a pipeline",
     "GetDecompositionPass": "a base class: its subclasses are the passes the pipelines invoke",
+    "ConvertPermuteSingletonToViewPass": "defined by the ARM backend, but no pipeline of executorch 1.5.1 adds it",
+    "RemovePermutesAroundElementwiseTosaOps": "defined by the ARM backend, but no pipeline of executorch 1.5.1 adds it",
 }
+
+# The op is gone before the lowering pipeline runs: the quantizer's transform_for_annotation
+# pipeline rewrites it on INT targets, to_edge's core-ATen decomposition on tosa-fp.
+_DECOMPOSED_EARLIER = ("its op never reaches the lowering pipeline: on INT targets the quantizer's "
+                       "transform_for_annotation pipeline (outside fastpass) decomposes it, on tosa-fp to_edge's "
+                       "core-ATen decomposition does")
 
 _MXFP_WHY = ("needs MXFP-quantized weights; none of the quantizers the targets use (TOSAQuantizer, "
              "EthosUQuantizer with the symmetric int8 config) produce them")
@@ -63,6 +71,16 @@ UNREACHABLE: dict[str, str] = {
                            "is quarantined for that reason, and so is adaptive_max_pool2d)",
     "NormalizeTransposePass": "aten.t is not Core ATen: to_edge decomposes it to permute before its "
                               "pre-op-replace passes (where this pass runs) see the graph",
+    "DecomposeMaskedFillPass": _DECOMPOSED_EARLIER + " (masked_fill -> where)",
+    "DecomposeGluPass": _DECOMPOSED_EARLIER + " (glu -> slice, sigmoid, mul)",
+    "DecomposePReLUPass": _DECOMPOSED_EARLIER + " (prelu -> where)",
+    "DecomposeFloorDividePass": _DECOMPOSED_EARLIER + " (floor_divide -> div.Tensor_mode, which "
+                                "DecomposeDivTensorModePass then takes)",
+    "DecomposeDynamicAdaptiveAvgPool2dPass": "acts on adaptive_avg_pool2d with symbolic (dynamic) shapes; "
+                                             "DecomposeAdaptiveAvgPool2dPass, just before it, already "
+                                             "rewrote every static one",
+    "RemoveSafeSoftmaxGuardPass": "the default pass-pipeline config (sdpa_safe_softmax_guard=PRESERVE) "
+                                  "drops it from the pipeline",
     "CastToInt32Pass": "acts on bitwise shifts of integer tensors; the vocabulary's values are float32 and "
                        "an int shift is neither quantizable nor delegated on the float targets",
 }
