@@ -73,6 +73,11 @@ def finished_cases(run_dir: Path) -> list[dict]:
     return [r for r in records if r["record"] == "case"]
 
 
+def cases_started(run_dir: Path) -> int:
+    """Case folders in a run folder: when the second appears, the first case has finished."""
+    return sum(1 for p in run_dir.iterdir() if p.is_dir() and p.name != "random-graphs") if run_dir.exists() else 0
+
+
 def sleeper_pids(run_dir: Path) -> tuple[int, int] | None:
     """(worker, child) pids that tests/models/faulty.py:spawns_sleeper logs."""
     for log in run_dir.glob("*/pinned.log"):
@@ -135,7 +140,7 @@ def test_sigint_writes_reports_of_finished_cases_and_resume_finishes_the_run(tmp
                         "--second-mode", "full", *CHEAP, "--out", str(run_dir), "--json", str(report),
                         "--junit", str(junit))
     try:
-        wait_for(lambda: finished_cases(run_dir), 600, "the first case finished", proc)
+        wait_for(lambda: cases_started(run_dir) >= 2, 600, "the first case finished", proc)
         proc.send_signal(signal.SIGINT)
         output = proc.communicate(timeout=60)[0]
     finally:
@@ -185,8 +190,8 @@ def test_sigkill_leaves_a_journal_the_reports_are_rebuilt_from_and_no_orphans(tm
                         "tests/models/faulty.py:spawns_sleeper", "--targets", "tosa-int", *CHEAP,
                         "--out", str(run_dir))
     try:
-        wait_for(lambda: finished_cases(run_dir), 600, "the first case finished", proc)
-        worker, child = wait_for(lambda: sleeper_pids(run_dir), 300, "the second case's model started", proc)
+        # The second case's model running: the first case has finished.
+        worker, child = wait_for(lambda: sleeper_pids(run_dir), 600, "the second case's model started", proc)
         os.kill(proc.pid, signal.SIGKILL)  # the harness alone: its workers must notice
         proc.wait(timeout=30)
     finally:
@@ -271,11 +276,12 @@ def test_an_unseeded_factory_is_named_and_not_blamed_on_the_hash_seed(tmp_path):
     output = proc.stdout + proc.stderr
     unseeded, renamed = json.loads((tmp_path / "report.json").read_text())["cases"]
     assert unseeded["verdict"] == "identical", output
-    assert unseeded["null_outcome"] == "identical", unseeded["null_check"]  # the same program, another seed
+    assert unseeded["null_check"]["identical"] is True, unseeded["null_check"]  # the same program, another seed
+    assert renamed["verdict"] == "divergent", output  # the recheck lowered the same program
+    assert unseeded["null_outcome"] == "identical"
     assert unseeded["factory"]["deterministic"] is False
     assert any(k.startswith("state_dict[") for k in unseeded["factory"]["differs_in"])
     assert "factory is not deterministic" in output
-    assert renamed["verdict"] == "divergent", output  # the recheck lowered the same program
     assert proc.returncode == 1
 
 
