@@ -332,8 +332,8 @@ def test_literal_index_constants_round_trip_through_the_reproducer():
     assert GraphSpec.from_json(spec.to_json()) == spec
 
 
-@settings(FAST, max_examples=6)
-@given(graphs(max_ops=10, ops=REACH_OPS + ["div", "masked_fill", "max_pool2d", "relu", "conv2d"]))
+@settings(FAST, max_examples=3)
+@given(graphs(min_ops=6, max_ops=10, ops=REACH_OPS + ["div", "masked_fill", "max_pool2d", "relu", "conv2d"]))
 def test_reach_ops_export_and_quantize(spec):
     check_buildable(spec)
 
@@ -341,7 +341,7 @@ def test_reach_ops_export_and_quantize(spec):
 @pytest.mark.parametrize("target", ["TOSA-1.0+INT", "TOSA-1.0+FP"])
 def test_reach_ops_lower(target):
     @settings(FAST, max_examples=1, phases=[Phase.generate])
-    @given(graphs(min_ops=8, max_ops=10, ops=REACH_OPS))
+    @given(graphs(min_ops=6, max_ops=8, ops=REACH_OPS))
     def inner(spec):
         check_buildable(spec, quantize_int=target.endswith("INT"), lower_targets=(target,))
 
