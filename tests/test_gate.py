@@ -296,3 +296,46 @@ def test_gated_at_record_names_the_proven_revision(tmp_path):
 def test_repository_records_a_gated_revision():
     rev = gp.gated_at()
     assert len(rev) == 40 and int(rev, 16) >= 0
+
+
+# ---- verdicts and their evidence (no lowering) -----------------------------------------------
+
+def test_evidence_counts_only_identical_examples_in_which_fastpass_acted():
+    from verify.gate.verdict import Evidence, PassVerdict
+
+    copy = Evidence(Feature.COPY)
+    copy.add(2, 0, 3, True, {"aten.abs.default"})  # acted, identical: evidence
+    copy.add(1, 0, 4, False, {"aten.neg.default"})  # acted, but the results differed: none
+    copy.add(1, 0, 0, True)  # invoked, nothing copied: none
+    copy.add(0, 0, 0, True)  # not invoked
+    assert (copy.examples, copy.examples_invoked, copy.examples_with_action, copy.copied_nodes) == (4, 3, 1, 7)
+    assert copy.ops_maybe_copied == {"aten.abs.default": 1}
+    v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy})
+    v.judge(2)
+    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.reason == "copy: 1 of 4 examples copied nodes (pass invoked in 3; 2 needed)"
+    v.verdict = GateVerdict.SOUND
+    v.judge(1)
+    assert v.verdict is GateVerdict.SOUND and v.examples_with_evidence == 1
+    found = PassVerdict("m.Q", "Q", "m:Q", verdict=GateVerdict.UNSOUND_COPY, evidence={Feature.COPY: Evidence(Feature.COPY)})
+    found.judge(5)
+    assert found.verdict is GateVerdict.UNSOUND_COPY and found.verdict.fails  # evidence never hides a divergence
+
+
+def test_claims_waive_skip_only_where_fastpass_cannot_skip():
+    from types import SimpleNamespace
+
+    from fastpass.annotations import lookup
+    from verify.gate.verdict import Claim
+
+    no_ops = Claim.of(SimpleNamespace(skip_sound=True, copy_sound=True, targeted_ops=frozenset()))
+    assert no_ops.features == (Feature.COPY,) and "without targeted ops" in no_ops.waived[Feature.SKIP]
+    both = Claim.of(SimpleNamespace(skip_sound=True, copy_sound=True, targeted_ops=frozenset({"x"})))
+    assert both.features == (Feature.SKIP, Feature.COPY) and not both.waived
+    # an ARM op-targeted pass: upstream's should_run_pass already skips it without its target ops
+    sign = gp.resolve(_AP + "decompose_sign_pass:DecomposeSignPass")
+    assert gp.upstream_skip_covers(sign)
+    covered = Claim.of(lookup(sign), gp.upstream_skip_covers(sign))
+    assert Feature.SKIP not in covered.features and "should_run_pass" in covered.waived[Feature.SKIP]
+    toy = gp.resolve(str(ROOT / PASSES) + ":ChangeDtypePass")
+    assert not gp.upstream_skip_covers(toy)  # a plain ExportPass: fastpass's skip is the only one

@@ -18,6 +18,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from verify.report import atomic
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Feature, GateVerdict, PassVerdict, count
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
@@ -294,10 +295,9 @@ def unexercised_line(verdicts: list[PassVerdict]) -> str:
 
 
 def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     document = {"run": info, "counts": {k.value: n for k, n in count(verdicts).items()},
                 "passes": [v.to_json() for v in verdicts], "ok": all(v.ok for v in verdicts)}
-    path.write_text(json.dumps(document, indent=1, default=str))
+    atomic.write_text(path, json.dumps(document, indent=1, default=str))
 
 
 def _properties(case: ET.Element, v: PassVerdict, min_evidence: int) -> None:
@@ -318,7 +318,8 @@ def write_junit(verdicts: list[PassVerdict], path: Path, wall: float,
                 min_evidence: int = DEFAULT_MIN_EVIDENCE) -> None:
     """JUnit XML: unsound = failure, error = error, unexercised/untested = skipped (not proven);
     every case carries its evidence as properties. Built with ElementTree like
-    verify/report/files.py's writer (that one is typed to run reports, so not shared)."""
+    verify/report/files.py's writer (that one is typed to run reports, so not shared), written
+    atomically with its helper."""
     counts = count(verdicts)
     suite = ET.Element("testsuite", name="verify.gate", tests=str(len(verdicts)),
                        failures=str(counts[GateVerdict.UNSOUND_SKIP] + counts[GateVerdict.UNSOUND_COPY]),
@@ -337,8 +338,7 @@ def write_junit(verdicts: list[PassVerdict], path: Path, wall: float,
             ET.SubElement(case, "error", type="error", message=message[:500]).text = message
         elif v.verdict in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED):
             ET.SubElement(case, "skipped", message=f"{v.verdict.value}: {message}"[:500])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    atomic.write_bytes(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
 
 
 def cmd_infer(args) -> int:

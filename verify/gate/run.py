@@ -282,6 +282,9 @@ def replay(path: Path, ref: str | None, stage: str | None) -> int:
 # the whole registry
 
 
+_NOT_DRAWN = "not lowered: the time budget is spent, or no pass under test lacks evidence"
+
+
 class _Registry:
     """The whole-registry run's state: verdicts, which passes are still under test per stage,
     and the evidence each has gathered so far."""
@@ -327,15 +330,15 @@ class _Registry:
             self.rounds += 1
 
             def body(spec, keep=keep):
-                if deadline is not None and time.monotonic() > deadline:
-                    return check.Outcome(False, vacuous="time budget spent")
+                if (deadline is not None and time.monotonic() > deadline) or (until is not None and until()):
+                    return check.Outcome(False, vacuous=_NOT_DRAWN)
                 try:
                     return check.pipeline_example(spec, None, "both", stage, keep=keep)
                 except Exception as exc:  # noqa: BLE001
                     return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
 
             def on_example(spec, o, shrinking, counter=counter):
-                if shrinking or o.vacuous == "time budget spent":
+                if shrinking or o.vacuous == _NOT_DRAWN:
                     return
                 counter["n"] += 1
                 self.record(active, o)
