@@ -214,3 +214,29 @@ def test_replay_refuses_a_missing_or_foreign_file_with_exit_2(tmp_path, capsys):
     assert crosscheck_main(["replay", str(foreign)]) == 2
     err = capsys.readouterr().err
     assert "no such reproducer" in err and "cannot read reproducer" in err
+
+
+def test_fastpass_run_never_touches_the_callers_objects(edge_program):
+    """A pass that works on an object it holds (like QuantizeInputs on its EdgeProgramManager),
+    wrapped by the pass manager in a closure a plain deep copy would share: only stock's run may
+    reach the caller's object (regression: found by tox -e peer in test_ioquantization_pass)."""
+    from torch.fx.passes.infra.pass_base import PassResult
+
+    from executorch.exir.pass_base import ExportPass
+
+    class RecordsOnHolder(ExportPass):
+        def __init__(self, holder: list):
+            super().__init__()
+            self.holder = holder
+
+        def call(self, graph_module):
+            self.holder.append(fastpass.is_enabled())
+            return PassResult(graph_module, False)
+
+    holder: list[bool] = []
+    from executorch.exir.program._program import _transform
+
+    with crosscheck() as session:
+        _transform(copy.deepcopy(edge_program), RecordsOnHolder(holder))
+    assert holder == [False]  # the stock run's; the fastpass run appended to its own copy
+    assert session.records[0].verdict is Verdict.IDENTICAL

@@ -27,11 +27,12 @@ import io
 import logging
 import pickle
 import sys
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from verify.crosscheck.record import EntryPoint
+from verify.crosscheck.inputs import is_pass_wrapper
 
 FORMAT = 1
 SUFFIX = ".xcheck"
@@ -69,7 +70,7 @@ class _CallPickler(pickle.Pickler):
 
         if isinstance(obj, ExportedProgram):
             return ("program", self._program_key(obj))
-        if getattr(obj, "__qualname__", "") == "pass_result_wrapper.<locals>.wrapped_fn":
+        if is_pass_wrapper(obj):
             return ("wrapped", obj.__wrapped__)  # what ExportedProgramPassManager makes of a graph pass
         if isinstance(obj, (PassBase, ExportedProgramPassBase)):
             cls = type(obj)

@@ -3,7 +3,6 @@ deep copy of the same input, compared with every check in verify.compare.CHECKS.
 
 from __future__ import annotations
 
-import copy
 import logging
 import random
 import re
@@ -14,6 +13,7 @@ from typing import Any, Callable
 from verify.compare import compare
 from verify.compare.checks import first_divergent_pass
 from verify.crosscheck import reproducer
+from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.record import (
     CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
 )
@@ -54,7 +54,7 @@ class Session:
                                "the stock and the fastpass lowering itself (use one or the other)")
         try:
             # Before the stock call: passes mutate their input in place.
-            pristine: tuple | None = copy.deepcopy((args, kwargs))
+            pristine: tuple | None = copy_inputs(args, kwargs)
             unchecked = None
         except Exception as exc:  # noqa: BLE001 - the caller's call still runs, stock
             pristine, unchecked = None, f"input not deep-copyable: {type(exc).__name__}: {exc}"
@@ -65,7 +65,7 @@ class Session:
                                        stock_error=_first_line(stock.result), unchecked_reason=unchecked))
             return _outcome(stock)
         after_stock = _RandomState.capture()
-        fast_args, fast_kwargs = copy.deepcopy(pristine)
+        fast_args, fast_kwargs = copy_inputs(*pristine)
         rng.restore()  # the fastpass run sees the random state the stock run saw ...
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), "fast", self.settings.features,
                             True, self.settings.reference_sets)
@@ -97,7 +97,7 @@ class Session:
     def _save(self, entry: EntryPoint, pristine: tuple, index: int) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
         path = self.settings.reproducer_dir / f"{name}-{index}{reproducer.SUFFIX}"
-        args, kwargs = copy.deepcopy(pristine)  # saving must not touch the pristine copy's objects
+        args, kwargs = copy_inputs(*pristine)  # saving must not touch the pristine copy's objects
         try:
             limitation = reproducer.save(path, entry, args, kwargs, self.context)
         except Exception as exc:  # noqa: BLE001 - the divergence is still recorded, without a file
