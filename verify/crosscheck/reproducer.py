@@ -190,7 +190,12 @@ def load(path: Path) -> SavedCall:
         raise ReproducerError(f"cannot read reproducer {path}: {exc}") from exc
     if not isinstance(saved, dict) or saved.get("format") != FORMAT:
         raise ReproducerError(f"{path} is not a crosscheck reproducer (format {FORMAT})")
-    programs = {key: _positional(deserialize(artifact)) for key, artifact in saved["programs"].items()}
+    try:
+        programs = {key: _positional(deserialize(artifact)) for key, artifact in saved["programs"].items()}
+    except Exception as exc:  # noqa: BLE001 - e.g. symbolic pads on backend ops the serde cannot read back
+        first = str(exc).splitlines()[0][:300] if str(exc) else ""
+        raise ReproducerError(f"cannot deserialize the program saved in {path} ({type(exc).__name__}: {first}); "
+                              f"rerun what made the call instead: {saved.get('context') or '?'}") from exc
     try:
         args, kwargs = _CallUnpickler(io.BytesIO(saved["call"]), programs).load()
     except Exception as exc:  # noqa: BLE001 - e.g. a pass class that is gone or needs other arguments
