@@ -105,16 +105,19 @@ def merge_reports(mode: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
             "records": records, "crosscheck": crosscheck_totals(records) if mode == "crosscheck" else None}
 
 
-def read_mode(mode: str, out: Path, seconds: float, returncode: int) -> ModeRun:
+def read_mode(mode: str, out: Path, seconds: float | None = None, returncode: int | None = None) -> ModeRun:
     """The mode's report(s) in `out`: `<mode>.json`, or one `<mode>.shard<k>.json` per shard."""
     paths = sorted(out.glob(f"{mode}.json")) or sorted(out.glob(f"{mode}.shard*.json"))
     if not paths:
         raise RuntimeError(f"[{mode}] no report in {out}; see {out / f'{mode}*.log'}")
-    report = merge_reports(mode, [json.loads(p.read_text()) for p in paths])
+    reports = [json.loads(p.read_text()) for p in paths]
+    report = merge_reports(mode, reports)
+    if seconds is None:  # read back, not run: the longest shard's own pytest session
+        seconds = max(r.get("seconds", 0.0) for r in reports)
     counts = Counter(report["outcomes"].values())
-    print(f"[{mode}] {seconds:.0f} s, exit {returncode}: " + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES),
-          flush=True)
-    return ModeRun(mode, report, seconds, returncode)
+    print(f"[{mode}] {seconds:.0f} s" + (f", exit {returncode}" if returncode is not None else "") + ": "
+          + ", ".join(f"{k} {counts.get(k, 0)}" for k in OUTCOMES), flush=True)
+    return ModeRun(mode, report, seconds, returncode if returncode is not None else 0)
 
 
 def shard_suites(suites: list[Path], shards: int) -> list[list[Path]]:
@@ -245,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no such folder: {args.from_reports}", file=sys.stderr)
             return 2
         try:
-            return summarize([read_mode(mode, args.from_reports, 0.0, 0) for mode in modes])
+            return summarize([read_mode(mode, args.from_reports) for mode in modes])
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
