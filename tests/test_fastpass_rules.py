@@ -263,8 +263,9 @@ def test_copy_redispatches_when_an_input_becomes_a_fake_constant():
 
 
 def test_copy_resets_tensor_meta_like_set_metadata():
-    """Rule: a copied single-tensor node gets ``tensor_meta = None`` as ``set_metadata`` writes
-    for a FakeTensor, whatever the node carried before."""
+    """Rules: a copied node gets the previous node's meta (``meta.update``, as ``_fx`` does:
+    keys a non-retracing pass added survive) and then, for a single tensor, ``tensor_meta =
+    None`` as ``set_metadata`` writes for a FakeTensor, whatever the node carried before."""
     from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
     def with_tensor_meta():
@@ -281,6 +282,7 @@ def test_copy_resets_tensor_meta_like_set_metadata():
         for n in gm.graph.nodes:  # as a non-retracing pass (shape propagation) would
             if n.op == "call_function":
                 n.meta["tensor_meta"] = _extract_tensor_metadata(torch.empty(2, 3))
+                n.meta["fastpass_rules_mark"] = n.name  # any meta key a pass adds is kept
         return cls()(gm).graph_module
 
     with _Registered(cls, [A.add.Tensor], False, True):
@@ -527,12 +529,12 @@ def test_skip_control_the_untouched_fixed_point_is_skipped():
 def test_skip_not_after_a_val_was_replaced():
     """Rules: a fixed point needs *valid* signatures, and a signature is valid only while the
     node still carries the very val dispatch gave it. A replaced val (float64 for a float32
-    relu) is what a retrace would recompute."""
+    neg) is what a retrace would recompute."""
 
-    def replace_val(gm):
-        relu = _node(gm, A.relu.default)
-        v = relu.meta["val"]
-        relu.meta["val"] = v.fake_mode.from_tensor(torch.empty(tuple(v.shape), dtype=torch.float64))
+    def replace_val(gm):  # neg: read by the output node only, which has no inputs check
+        neg = _node(gm, A.neg.default)
+        v = neg.meta["val"]
+        neg.meta["val"] = v.fake_mode.from_tensor(torch.empty(tuple(v.shape), dtype=torch.float64))
 
     stock, fast, st = _skip_case(replace_val)
     assert _describe(fast) == _describe(stock)
@@ -663,14 +665,14 @@ def test_copy_never_copies_the_ops_armpass_computes_without_dispatch():
     from executorch.exir import to_edge
 
     class BmmLeaky(torch.nn.Module):
-        def forward(self, x, y):
-            return torch.nn.functional.leaky_relu(torch.bmm(x, y))
+        def forward(self, x, y, z):  # independent: each op's inputs are the placeholders
+            return torch.bmm(x, y), torch.nn.functional.leaky_relu(z)
 
     class ColdArmPass(ArmPass):
         _passes_required_after = set()
 
     def annotated():
-        ex = (torch.randn(1, 2, 3), torch.randn(1, 3, 2))
+        ex = (torch.randn(1, 2, 3), torch.randn(1, 3, 2), torch.randn(2, 3))
         gm = to_edge(torch.export.export(BmmLeaky(), ex)).exported_program().graph_module
         return gm
 
@@ -679,7 +681,7 @@ def test_copy_never_copies_the_ops_armpass_computes_without_dispatch():
         q = QuantArgs(0.1, 0, -128, 127, torch.int8)
         for n in gm.graph.nodes:
             if n.op == "call_function":
-                n.meta["input_qparams"] = {0: q, 1: q}
+                n.meta["input_qparams"] = {i: q for i in range(len(n.args))}
                 n.meta["output_qparams"] = {0: q}
         return ColdArmPass()(gm).graph_module
 
@@ -776,3 +778,67 @@ def test_copy_retraces_control_flow_branches():
                                           lambda gm: cls()(_retrace(gm)).graph_module)
     assert _describe(fast) == _describe(stock)
     assert "clone" in str(_describe(stock))
+
+
+# --------------------------------------------------------------------------- REDUNDANT
+REDUNDANT = """
+Rules of fastpass's machinery that no single-fault case can make matter, because another rule
+(or the code around it) already decides every case they could. Each was removed in a private
+copy, one at a time, and test_fastpass_core.py plus this file still passed; the argument says
+why no graph can do better. They are NOT simplified away here (a change to fastpass/*.py needs
+a whole-registry gate re-proof): they are candidates for it.
+
+* ``_tensor_same_meta``: ``a.fake_mode is b.fake_mode``, and the fake-mode check on the leaves
+  of a multi-output val -- a pair: each covers the other. A new input belongs to the tracer's
+  mode (dispatched in it, or a copied val that passed the val check, or a placeholder, which
+  defines the mode); a dispatched op's output is in its inputs' mode (FakeTensor refuses to mix
+  modes). So an old single val in the tracer's mode implies old inputs in it, and a multi-output
+  node whose inputs passed the input check has its old val in it -- except an op with no tensor
+  inputs that returns several tensors (none in the ARM pipelines). The single-val check is not
+  redundant: test_copy_redispatches_values_of_another_fake_mode.
+* ``_tensor_same_meta``: ``storage_offset`` -- only a view's output metadata depends on its
+  input's storage offset, and view (aliasing) ops need identical inputs (``need_identity``);
+  every other op allocates its output. (Defence in depth should the alias classification miss.)
+* ``_alias_kind``: "view" from aliased returns vs from aliased arguments -- in every schema an
+  aliased return shares its alias set with an annotated argument, so either test alone
+  classifies the same ops.
+* ``_copy_candidate``: ``target is not operator.getitem`` -- getitem is no OpOverload, so the
+  OpOverload/EdgeOpOverload condition already excludes it (and ExportInterpreter routes it to
+  ``call_getitem``); the ``__module__`` test on OpOverloads is never true either.
+* ``_copy_candidate`` OpOverload-only vs ``_alias_kind`` "no schema -> mutable": each covers the
+  other. Higher-order operators (cond, map, call_delegate) have no ``_schema`` -> "mutable" ->
+  never copied; OpOverloads always have one. test_copy_retraces_control_flow_branches is the
+  case for the pair (a copied cond would keep its branches un-rewritten).
+* ``interpreter_call_function``: ``self.callback is ctx.pass_`` -- for a pass that runs another
+  pass's ``call()`` from its own ``call()`` (test_copy_only_in_the_running_pass_own_retrace) the
+  depth counter already stops copying (it counts only the invoked pass's own
+  ``call_submodule``: depth 0). Only a pass running another pass from inside its *retrace*
+  (from ``call_operator``) would need it; no ARM pass does. Kept.
+* ``_skip.graph_has_targets`` looking into submodules -- a graph module with any child is never a
+  fixed point (``is_fixed_point`` returns False first), so a skip never depends on it.
+* ``is_fixed_point``: "only call_function/output nodes" -- ``_names_canonical`` already returns
+  False for any other node kind (no canonical name for get_attr/call_module).
+* ``is_fixed_point``: input count == recorded input count -- with a valid signature the node's
+  args are the Nodes of its creation; the only Node inputs that were not ProxyValues then are
+  get_attr nodes, already excluded above.
+* ``_skip_reason``: "ExportPass only" -- ``_make_ctx`` gives any other pass NO_ANNOTATION
+  (skip_sound False), so the skip decision never sees a skip-sound annotation for one.
+* ``single = True`` (val + ``tensor_meta = None`` written directly) is no rule but a shortcut of
+  ``tracer.set_metadata``, which writes the same for a single FakeTensor.
+* ``_PendingPythonCode`` materializing the module (vs. ``graph.python_code()`` directly): codegen
+  is a pure function of the graph, both give the same source; only the pending flag differs.
+* ``__reduce_package__`` generating pending code first: torch.package rebuilds the module from
+  the source it saves, which ``self.code`` (the lazy ``__getattr__``) generates anyway.
+* ``_provenance``: deep copy of a non-list ``from_node`` -- the only non-list value is None.
+* ``_sig.clear()`` on disable is hygiene (no residue), not a safety condition: signatures are
+  weak-keyed by node and re-validated by identity at every use.
+
+Rules with neither a failing case nor a redundancy argument yet (kept; see the report): the
+copy depth check for nested control-flow branches (copying there was identical on the cond
+case), lazy ``node_debug_str`` only at depth 1, ``layout`` (no ARM/edge op yields a non-strided
+FakeTensor), symbolic shapes (``_plain_shape``, both for inputs and vals: the ARM pipelines
+export static shapes), FakeTensor constants as copied vals and multi-output leaves, the
+leaf-type checks, list-input length and typed scalar inputs (scalar ProxyValues come only from
+sym ops, i.e. dynamic shapes), empty vals, kwargs *keys* in signatures, the shape env in the
+fakecache key, and the plain-args ``create_node`` flag (it only saves a warning scan).
+"""
