@@ -50,6 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write outcomes, crosscheck records and totals as JSON")
     group.addoption("--fastpass-reproducers", default="verify-out/crosscheck", metavar="DIR",
                     help="where crosscheck saves the input of a divergent call (default: %(default)s)")
+    group.addoption("--fastpass-null", action="store_true",
+                    help="crosscheck stock against stock (the null run): a divergence is then crosscheck's own")
     group.addoption("--fastpass-reference-sets", type=int, default=1, metavar="N",
                     help="TOSA reference-model input sets compared per delegate in crosscheck (default: 1)")
 
@@ -90,7 +92,8 @@ class FastpassPlugin:
 
             self.session = crosscheck.enable(
                 features=self.features, reference_sets=self.config.getoption("fastpass_reference_sets"),
-                reproducer_dir=Path(self.config.getoption("fastpass_reproducers")))
+                reproducer_dir=Path(self.config.getoption("fastpass_reproducers")),
+                second_mode="full" if self.config.getoption("fastpass_null") else "fast")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -36,7 +36,7 @@ _session: Session | None = None
 
 
 def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-           reproducer_dir: Path | str = Path("verify-out/crosscheck")) -> Session:
+           reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: str = "fast") -> Session:
     """Start crosschecking every lowering; returns the session that collects the records."""
     global _session
     import fastpass
@@ -47,7 +47,9 @@ def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets:
     unknown = set(features) - set(fastpass.FEATURES)
     if unknown:
         raise ValueError(f"unknown fastpass features {sorted(unknown)}; features are {fastpass.FEATURES}")
-    session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir)))
+    if second_mode not in ("fast", "full"):
+        raise ValueError(f"second_mode is 'fast' or 'full' (the null run), not {second_mode!r}")
+    session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir), second_mode))
     intercept.install(session.handle)
     _session = session
     return session
@@ -71,8 +73,10 @@ def current() -> Session | None:
 
 @contextlib.contextmanager
 def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-               reproducer_dir: Path | str = Path("verify-out/crosscheck")) -> Iterator[Session]:
-    session = enable(strict, features, reference_sets, reproducer_dir)
+               reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: str = "fast"
+               ) -> Iterator[Session]:
+    """`second_mode="full"`: stock against stock, crosscheck's own null run."""
+    session = enable(strict, features, reference_sets, reproducer_dir, second_mode)
     try:
         yield session
     finally:

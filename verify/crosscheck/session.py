@@ -30,6 +30,9 @@ class Settings:
     features: tuple[str, ...] = ()
     reference_sets: int = 1
     reproducer_dir: Path = Path("verify-out/crosscheck")
+    # "full": the second run is stock too (the harness's null run): what diverges then is
+    # crosscheck's own doing (a copy that is not independent of the first run), not fastpass's.
+    second_mode: str = "fast"
 
 
 @dataclass
@@ -67,7 +70,8 @@ class Session:
         after_stock = _RandomState.capture()
         fast_args, fast_kwargs = copy_inputs(*pristine)
         rng.restore()  # the fastpass run sees the random state the stock run saw ...
-        fast = observe_call(lambda: original(*fast_args, **fast_kwargs), "fast", self.settings.features,
+        fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
+                            self.settings.features if self.settings.second_mode == "fast" else (),
                             True, self.settings.reference_sets)
         after_stock.restore()  # ... and the caller continues from where stock left it
         record = self._compare(entry, stock.result, fast.result)
