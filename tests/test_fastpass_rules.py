@@ -840,5 +840,7 @@ FakeTensor), symbolic shapes (``_plain_shape``, both for inputs and vals: the AR
 export static shapes), FakeTensor constants as copied vals and multi-output leaves, the
 leaf-type checks, list-input length and typed scalar inputs (scalar ProxyValues come only from
 sym ops, i.e. dynamic shapes), empty vals, kwargs *keys* in signatures, the shape env in the
-fakecache key, and the plain-args ``create_node`` flag (it only saves a warning scan).
+fakecache key, the "CompositeImplicitAutograd view" bypass (no executorch-namespace view op
+has such a kernel), output nodes' meta-order prefix, and the plain-args ``create_node`` flag
+(it only saves a warning scan).
 """
