@@ -240,3 +240,68 @@ def test_fastpass_run_never_touches_the_callers_objects(edge_program):
         _transform(copy.deepcopy(edge_program), RecordsOnHolder(holder))
     assert holder == [False]  # the stock run's; the fastpass run appended to its own copy
     assert session.records[0].verdict is Verdict.IDENTICAL
+
+
+class DynamicConvModel(torch.nn.Module):
+    """A strided convolution over a dynamic height and width: its output size is a floor
+    division of the symbols, and serializing the program (memory planning) guards on it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, stride=3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def _shape_env_state(env):
+    return (list(env.guards), dict(env.replacements), dict(env.var_to_range), set(env.divisible),
+            dict(env.axioms), env._version_counter)
+
+
+def test_callers_shape_env_is_as_stock_left_it():
+    """A deep copy shares its program's ShapeEnv (FakeTensor.__deepcopy__ keeps the fake mode), so
+    the fastpass run and the `program` check's to_executorch() guarded in the caller's ShapeEnv
+    (regression: found by tox -e peer in test_rewrite_conv_symbolic_comparison_with_int_specializes_to_hint,
+    which asserts no guards after a to_edge; crosscheck had added three)."""
+    from executorch.exir import to_edge
+    from torch.export import Dim
+    from torch.export.exported_program import _get_shape_env
+
+    def exported():
+        return torch.export.export(DynamicConvModel(), (torch.randn(1, 3, 8, 8),), dynamic_shapes={
+            "x": {2: Dim("height", min=6, max=10), 3: Dim("width", min=6, max=10)}})
+
+    def lowered_state(program, under_crosscheck):
+        with crosscheck() if under_crosscheck else contextlib.nullcontext() as session:
+            edge = to_edge(program)
+        env = _get_shape_env(edge.exported_program().graph_module)
+        assert env is _get_shape_env(program.graph_module)  # the caller's own ShapeEnv
+        return _shape_env_state(env), session
+
+    expected, _ = lowered_state(exported(), False)
+    got, session = lowered_state(exported(), True)
+    [record] = session.records
+    assert record.verdict is Verdict.IDENTICAL, record.describe()
+    assert "program" in record.checks_run  # the check that serializes (and guards) did run
+    assert got == expected
+    assert got[0] == []  # as the upstream test asserts
+
+
+def test_shape_env_state_restores_in_place():
+    import sympy
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from verify.crosscheck.shape_env import ShapeEnvState
+
+    env = ShapeEnv()
+    symbol = env.create_unbacked_symint()
+    before = _shape_env_state(env)
+    state = ShapeEnvState.capture([env])
+    torch._check(symbol >= 3)  # a runtime assert: refines the range, bumps the version
+    env.divisible.add(sympy.Symbol("q"))
+    assert _shape_env_state(env) != before
+    state.restore()
+    assert _shape_env_state(env) == before
+    state.restore()  # again: the saved state is not the one now in use
+    assert _shape_env_state(env) == before

@@ -14,6 +14,7 @@ from verify.compare import compare
 from verify.compare.checks import first_divergent_pass
 from verify.crosscheck import reproducer
 from verify.crosscheck.inputs import copy_inputs
+from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
     CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
 )
@@ -55,25 +56,40 @@ class Session:
         if fastpass.is_enabled():
             raise RuntimeError("verify.crosscheck: fastpass is enabled around a lowering; crosscheck runs "
                                "the stock and the fastpass lowering itself (use one or the other)")
+        # Copies share the caller's ShapeEnvs (see shape_env.py): their state before the call ...
+        at_start = _capture_shape_envs(args, kwargs)
         try:
             # Before the stock call: passes mutate their input in place.
             pristine: tuple | None = copy_inputs(args, kwargs)
             unchecked = None
         except Exception as exc:  # noqa: BLE001 - the caller's call still runs, stock
             pristine, unchecked = None, f"input not deep-copyable: {type(exc).__name__}: {exc}"
+        as_stock_left: list[ShapeEnvState | None] = []
+
+        def stock_call() -> Any:
+            value = None
+            try:
+                value = original(*args, **kwargs)
+                return value
+            finally:  # ... and as the stock call left them, before the checks' own work on copies
+                as_stock_left.append(_capture_shape_envs(args, kwargs, value))
+
         rng = _RandomState.capture()
-        stock = observe_call(lambda: original(*args, **kwargs), "full", (), True, self.settings.reference_sets)
+        stock = observe_call(stock_call, "full", (), True, self.settings.reference_sets)
         if pristine is None:
+            _restore(as_stock_left)
             self._add(CrosscheckRecord(entry, self.context, Verdict.UNCHECKED, stock.result.seconds,
                                        stock_error=_first_line(stock.result), unchecked_reason=unchecked))
             return _outcome(stock)
         after_stock = _RandomState.capture()
         fast_args, fast_kwargs = copy_inputs(*pristine)
         rng.restore()  # the fastpass run sees the random state the stock run saw ...
+        _restore([at_start])  # ... and the shape environments as stock saw them ...
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
                             self.settings.features if self.settings.second_mode == "fast" else (),
                             True, self.settings.reference_sets)
         after_stock.restore()  # ... and the caller continues from where stock left it
+        _restore(as_stock_left)
         record = self._compare(entry, stock.result, fast.result)
         if record.divergent:
             record.reproducer = self._save(entry, pristine, len(self.records))
@@ -124,6 +140,22 @@ def _outcome(stock: ObservedCall) -> Any:
     if stock.exception is not None:
         raise stock.exception
     return stock.value
+
+
+def _capture_shape_envs(*objects: Any) -> ShapeEnvState | None:
+    """None (logged) where the objects cannot be searched: the caller's call must run regardless."""
+    try:
+        return ShapeEnvState.capture(shape_envs_of(*objects))
+    except Exception as exc:  # noqa: BLE001
+        log.warning("crosscheck: cannot save the shape environments of a call's programs: %s: %s",
+                    type(exc).__name__, exc)
+        return None
+
+
+def _restore(states: list[ShapeEnvState | None]) -> None:
+    for state in states:
+        if state is not None:
+            state.restore()
 
 
 class _RandomState:
