@@ -158,7 +158,11 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # verifier rejects every graph holding it ("Operator aten.erfinv.default is not in Core ATen
 # opset") before any ARM pass runs: the whole graph would be a wasted example.
 # adaptive_max_pool2d: the same ("aten.adaptive_max_pool2d.default is not in Core ATen opset").
-QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d"})
+# cosine_similarity: stock INT quantization (tosa-int and ethos-u55) crashed on a fuzz graph
+# cosine_similarity(x0, x0, dim=0) -> relu -> ... -> layer_norm in the quantizer's pipeline
+# (DecomposeLayerNormPass -> DecomposeMeanDimPass: "shape '[1, 7, 10, 4]' is invalid for input of
+# size 40"); not minimised yet, so the op stays out of the default vocabulary.
+QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
