@@ -339,3 +339,15 @@ def test_claims_waive_skip_only_where_fastpass_cannot_skip():
     assert Feature.SKIP not in covered.features and "should_run_pass" in covered.waived[Feature.SKIP]
     toy = gp.resolve(str(ROOT / PASSES) + ":ChangeDtypePass")
     assert not gp.upstream_skip_covers(toy)  # a plain ExportPass: fastpass's skip is the only one
+
+
+def test_biased_graphs_reach_passes_that_target_edge_forms():
+    """A pass that targets an op in the form to_edge gives it (`expand_copy`, not `expand`) must
+    still get graphs biased toward it: the split matches every form an op presents to a pass."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    from verify.gate.graphs import vocabulary_split
+
+    hit, miss = vocabulary_split([exir_ops.edge.aten.expand_copy.default])
+    assert hit, "no vocabulary op presents expand_copy"
+    assert not set(hit) & set(miss)

@@ -10,8 +10,13 @@ from verify.gate.passes import op_name
 
 
 def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
-    """(vocabulary ops expected to produce a targeted op, the others), within `universe`."""
+    """(vocabulary ops expected to present a targeted op to the pass, the others), within `universe`.
+
+    An op is matched in every form the pass can receive it (`generators.random.reach.presented_ops`:
+    aten and core-ATen names, and what to_edge turns them into, e.g. `expand_copy`, dim-order ops),
+    so that passes targeting edge forms get graphs biased toward them too."""
     from generators.random import ops_in_vocabulary
+    from generators.random.reach import presented_ops
 
     names = {op_name(o) for o in targeted_ops}
     vocab = ops_in_vocabulary()
@@ -20,8 +25,7 @@ def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = No
     for op, entry in vocab.items():
         if allowed is not None and op not in allowed:
             continue
-        expected = set(entry.aten) | set(entry.core_aten)
-        (hit if expected & names else miss).append(op)
+        (hit if presented_ops(entry) & names else miss).append(op)
     return hit, miss
 
 
