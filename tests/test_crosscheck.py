@@ -301,7 +301,9 @@ def test_shape_env_state_restores_in_place():
     torch._check(symbol >= 3)  # a runtime assert: refines the range, bumps the version
     env.divisible.add(sympy.Symbol("q"))
     assert _shape_env_state(env) != before
+    assert env._maybe_evaluate_static(symbol.node.expr >= 2)  # cached under the state undone next
     state.restore()
     assert _shape_env_state(env) == before
+    assert ShapeEnv._maybe_evaluate_static.cache_info().currsize == 0  # no answer from that state
     state.restore()  # again: the saved state is not the one now in use
     assert _shape_env_state(env) == before

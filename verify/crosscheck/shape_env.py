@@ -13,7 +13,10 @@ state is saved and restored instead, in place (the caller's SymNodes hold the ob
 every attribute of the ShapeEnv, its containers copied down to their immutable leaves (guards,
 sympy expressions, value ranges, sources). Objects a ShapeEnv holds that are not containers
 (its DimConstraints, settings, logger) are kept as they are: no lowering writes to them.
-Restoring the version counter invalidates ShapeEnv's `_lru_cache`s (they compare it on every call).
+ShapeEnv's `_lru_cache`s are cleared after a restore: they are per method, not per ShapeEnv, and
+drop their entries only when the version counter differs from the one they last saw, so a
+counter restored to an older value and then bumped back to the same number by other changes
+would serve answers from the state that was undone.
 The containers a restored ShapeEnv holds are new objects with the saved contents (a caller that
 kept a reference to, say, `env.guards` itself would see the list it had, not the restored one).
 """
@@ -58,9 +61,17 @@ class ShapeEnvState:
             state = vars(env)
             state.clear()
             state.update({name: _copy_containers(value) for name, value in attributes.items()})
+            _clear_caches(type(env))
 
     def __len__(self) -> int:
         return len(self.saved)
+
+
+def _clear_caches(shape_env_type: type) -> None:
+    for klass in shape_env_type.__mro__:
+        for member in vars(klass).values():
+            if callable(getattr(member, "cache_clear", None)):
+                member.cache_clear()
 
 
 def shape_envs_of(*objects: Any) -> list[Any]:
