@@ -351,3 +351,23 @@ def test_biased_graphs_reach_passes_that_target_edge_forms():
     hit, miss = vocabulary_split([exir_ops.edge.aten.expand_copy.default])
     assert hit, "no vocabulary op presents expand_copy"
     assert not set(hit) & set(miss)
+
+
+def test_graphs_put_the_ops_a_pass_names_but_its_annotation_misses_in_front_of_it():
+    """An annotation that misses an op its pass rewrites must still meet that op: the gate also
+    draws the ops the pass's code names (`ops_named_by`), each with a share of the copy-biased
+    graphs. Here DecomposeMeanDimPass annotated without mean: mean must still have a route."""
+    from executorch.backends.arm._passes.decompose_meandim_pass import DecomposeMeanDimPass
+
+    from fastpass.annotations import lookup
+    from generators.random import ops_in_vocabulary
+    from verify.gate.graphs import suspect_routes, vocabulary_split
+    from verify.gate.passes import op_name, ops_named_by
+
+    named = ops_named_by(DecomposeMeanDimPass)
+    assert {"aten.mean.dim", "aten.sum.dim_IntList"} <= named  # the op it matches, one it emits
+    wrong = frozenset(o for o in lookup(DecomposeMeanDimPass).targeted_ops if "mean" not in op_name(o))
+    miss = vocabulary_split(wrong)[1] if wrong else list(ops_in_vocabulary())
+    routes = suspect_routes(wrong, named, miss)
+    assert "mean" in routes["aten.mean.dim"]
+    assert not suspect_routes(wrong, (), miss)  # without the pass's code, nothing steers toward mean

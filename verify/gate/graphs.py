@@ -29,9 +29,27 @@ def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = No
     return hit, miss
 
 
-def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both"):
+def suspect_routes(targeted_ops: Iterable, suspects: Iterable[str], universe: list[str]) -> dict[str, list[str]]:
+    """Suspect op name -> the vocabulary ops (within `universe`) that present it, for every op the
+    pass's code names beyond its targeted ops. Each name gets an equal share of the suspect
+    graphs, so that one named op is not drowned by another that many vocabulary ops present."""
+    routes = {}
+    for name in sorted(set(suspects) - {op_name(o) for o in targeted_ops}):
+        presenting = vocabulary_split([name], universe)[0] if universe else []
+        if presenting:
+            routes[name] = presenting
+    return routes
+
+
+def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
+                 suspects: Iterable[str] = ()):
     """Graphs for a pass: only targeted ops; none of them; and neighbours (the targeted ops mixed
     with a few others). `ops` restricts the vocabulary.
+
+    `suspects` are op names the pass's code mentions (`passes.ops_named_by`) beyond its
+    targeted ops: graphs of the targeted ops with suspects are drawn for copy too, so that an
+    annotation missing an op the pass rewrites meets that op (the pass would rewrite a node
+    fastpass copies: a divergence the search then finds).
 
     `want` narrows the mix to what a feature needs as evidence: "copy" keeps the branches with
     targeted ops *and* other ops (the pass runs, and has cold nodes to copy), "skip" keeps the
@@ -61,6 +79,11 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
         if max_ops >= 2:
             mixed = mixed.filter(both_kinds)
         branches += [mixed, mixed]  # the most informative for copy: weigh it double
+    routes = suspect_routes(targeted_ops, suspects, miss)
+    if routes and want in ("both", "copy"):
+        with_suspects = st.sampled_from(sorted(routes)).flatmap(
+            lambda name: graphs(1, max_ops, ops=hit + routes[name]))
+        branches += [with_suspects, with_suspects]
     if not branches:
         branches.append(graphs(1, max_ops, ops=ops))
     return st.one_of(*branches)

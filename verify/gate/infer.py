@@ -178,7 +178,7 @@ def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 
 
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=("generate",))
-    @given(strategy_for(ann.targeted_ops, max_ops, ops))
+    @given(strategy_for(ann.targeted_ops, max_ops, ops, suspects=gp.ops_named_by(cls)))
     def explore(spec):
         graphs["n"] += 1
         try:

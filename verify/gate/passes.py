@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -217,6 +218,33 @@ def upstream_skip_covers(cls: type) -> bool:
         return False
     upstream = set(getattr(cls, "target_ops", ()) or ())
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
+
+
+_NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
+
+
+@functools.lru_cache(maxsize=None)
+def ops_named_by(cls: type) -> frozenset[str]:
+    """Op names (`aten.mean.dim`) that the source of `cls`'s module and of its bases' modules
+    mention as `exir_ops.edge.NS.OP.OVERLOAD` or `torch.ops.NS.OP.OVERLOAD`.
+
+    Why: the gate biases graphs toward a pass's *annotated* ops, so an annotation that misses an
+    op the pass really rewrites would never meet that op, and a copy-sound claim would look
+    sound. The ops a pass's code names are a superset of the ops it can rewrite (it names the
+    ops it matches and the ops it emits), so drawing them too puts a missing op in front of the
+    pass. Nothing is concluded from the names alone: they only steer which graphs are drawn."""
+    from executorch.exir.pass_base import ExportPass
+
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is ExportPass or klass is object or not issubclass(klass, ExportPass):
+            continue
+        try:
+            source = inspect.getsource(sys.modules[klass.__module__])
+        except (OSError, TypeError, KeyError):
+            continue
+        names |= {".".join(m) for m in _NAMED_OP.findall(source)}
+    return frozenset(names)
 
 
 def describe_annotation(cls: type) -> dict:

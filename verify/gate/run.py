@@ -199,7 +199,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
-        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode)
+        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls))
         counts = {"examples": 0, "vacuous": 0}
 
         def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence):
@@ -381,9 +381,12 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     from fastpass.annotations import lookup
     from hypothesis import strategies as st
 
+    suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
+
     def strategy_of(names: list[str]):
         return st.sampled_from(names).flatmap(
-            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=want(qn)))
+            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=want(qn),
+                                    suspects=suspects[qn]))
 
     return strategy_of
 
