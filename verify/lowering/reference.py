@@ -7,6 +7,7 @@ flatbuffer), so the same bytes always get the same inputs, whichever mode produc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -68,8 +69,6 @@ def random_inputs(specs: list[TensorSpec], seed: int) -> list[np.ndarray]:
 
 
 def run_reference(flatbuffer: bytes, input_sets: int = 3, seed: int = 0) -> ReferenceRun:
-    import tosa_reference_model
-
     try:
         specs = graph_inputs(flatbuffer)
     except Exception as exc:  # noqa: BLE001
@@ -79,11 +78,64 @@ def run_reference(flatbuffer: bytes, input_sets: int = 3, seed: int = 0) -> Refe
     for k in range(input_sets):
         try:
             arrays = random_inputs(specs, seed + k)
-            result, status = tosa_reference_model.run(flatbuffer, arrays, initialize_variable_tensor_from_numpy=True)
-            if status != tosa_reference_model.GraphStatus.TOSA_VALID:
-                raise RuntimeError(f"reference model status {status}")
-            outputs.append([np.array(r) for r in result])
+            outputs.append(_run_isolated(flatbuffer, arrays))
         except Exception as exc:  # noqa: BLE001
             outputs.append(None)
             errors.append(f"input set {k}: {type(exc).__name__}: {exc}")
     return ReferenceRun(outputs, "; ".join(errors) or None)
+
+
+_CHILD_TIMEOUT_SECONDS = 600.0
+
+
+def _run_isolated(flatbuffer: bytes, arrays: list[np.ndarray]) -> list[np.ndarray]:
+    """One reference-model run in a forked child process; its outputs, or an exception.
+
+    Random inputs can be out of the graph's domain: an INT32 input that indexes a SCATTER or
+    GATHER gets values in [-1000, 1000]. The reference model then reports UNPREDICTABLE, but
+    only after it has written out of bounds: the heap of the process that ran it is corrupt and
+    it aborts or segfaults at some later allocation (found by tox -e peer: crosscheck of
+    executorch's test_insert_int32_casts_after_int64_placeholders_tosa_INT_upcast_for_index_copy
+    killed its worker). In a child, the corruption dies with it, and a crash is a failed run.
+    """
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")  # the parent's modules, no re-import
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_reference_child, args=(sender, flatbuffer, arrays), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if not receiver.poll(_CHILD_TIMEOUT_SECONDS):  # a forked child that hangs must not hang the harness
+            child.kill()
+            child.join()
+            raise RuntimeError(f"reference model process gave no answer in {_CHILD_TIMEOUT_SECONDS:.0f} s")
+        ok, value = receiver.recv()
+    except EOFError:
+        child.join()
+        raise RuntimeError(f"reference model process died (exit code {child.exitcode})") from None
+    finally:
+        receiver.close()
+    child.join()
+    if not ok:
+        raise RuntimeError(value)
+    return value
+
+
+def _reference_child(sender: Any, flatbuffer: bytes, arrays: list[np.ndarray]) -> None:
+    import faulthandler
+
+    import tosa_reference_model
+
+    faulthandler.disable()  # a crash here is reported by the parent, not as a traceback dump
+
+    try:
+        result, status = tosa_reference_model.run(flatbuffer, arrays, initialize_variable_tensor_from_numpy=True)
+        if status != tosa_reference_model.GraphStatus.TOSA_VALID:
+            message = (False, f"reference model status {status}")
+        else:
+            message = (True, [np.array(r) for r in result])
+    except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it there
+        message = (False, f"{type(exc).__name__}: {exc}")
+    sender.send(message)
+    sender.close()
