@@ -125,9 +125,11 @@ REGISTRY["cosine_similarity"] = _OpDef("cosine_similarity", ("aten.cosine_simila
 
 # ---- indexing with constant index tensors ----------------------------------------------------
 
-def _index_select_inst(ctx):
+def _constant_index(ctx, dims: list[int]):
+    """(params, extra inputs, output shape) of an op that picks `count` entries along one of
+    `dims` with a constant index vector (index_select, x[idx], x[:, idx])."""
     x = ctx.x
-    dim = ctx.choice(list(reversed(range(len(x)))))
+    dim = ctx.choice(dims)
     count = ctx.choice([2, 1, 3])
     pattern = ctx.choice(_PATTERNS)
     out = list(x)
@@ -135,6 +137,10 @@ def _index_select_inst(ctx):
     if not _fits(tuple(out)):
         count, out[dim] = 1, 1
     return {"dim": dim, "index": _index_values(count, x[dim], pattern)}, [], tuple(out)
+
+
+def _index_select_inst(ctx):
+    return _constant_index(ctx, list(reversed(range(len(ctx.x)))))
 
 
 def _index_select_emit(args, params, in_shapes):
@@ -151,15 +157,7 @@ def _index_tensor_inst(ctx):
     """x[idx] or x[:, idx] (aten.index.Tensor, the latter with leading None indices), idx a constant
     index vector.  DecomposeIndexTensorToGatherPass rewrites the first; the partitioner leaves the
     second on the CPU."""
-    x = ctx.x
-    dim = ctx.choice([0] + list(reversed(range(1, len(x)))))
-    count = ctx.choice([2, 1, 3])
-    pattern = ctx.choice(_PATTERNS)
-    out = list(x)
-    out[dim] = count
-    if not _fits(tuple(out)):
-        count, out[dim] = 1, 1
-    return {"dim": dim, "index": _index_values(count, x[dim], pattern)}, [], tuple(out)
+    return _constant_index(ctx, [0] + list(reversed(range(1, len(ctx.x)))))
 
 
 def _index_tensor_emit(args, params, in_shapes):
