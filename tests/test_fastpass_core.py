@@ -18,14 +18,7 @@ from fastpass import _fakecache, _patches
 from fastpass.annotations import lookup, register, unregister
 
 
-@pytest.fixture(autouse=True)
-def _always_disabled():
-    if fastpass.is_enabled():
-        fastpass.disable()
-    fastpass.reset_stats()
-    yield
-    if fastpass.is_enabled():
-        fastpass.disable()
+pytestmark = pytest.mark.usefixtures("fastpass_disabled")
 
 
 def _originals():

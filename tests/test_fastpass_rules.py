@@ -21,14 +21,7 @@ from fastpass.annotations import register, unregister
 A = torch.ops.aten
 
 
-@pytest.fixture(autouse=True)
-def _always_disabled():
-    if fastpass.is_enabled():
-        fastpass.disable()
-    fastpass.reset_stats()
-    yield
-    if fastpass.is_enabled():
-        fastpass.disable()
+pytestmark = pytest.mark.usefixtures("fastpass_disabled")
 
 
 # ------------------------------------------------------------------------------- helpers

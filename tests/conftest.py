@@ -1,0 +1,17 @@
+"""Fixtures shared by the fastpass test modules."""
+
+import pytest
+
+
+@pytest.fixture
+def fastpass_disabled():
+    """Each test starts and ends with fastpass off and its stats empty: a test that fails while
+    fastpass is enabled must not leave the patches on for the tests after it."""
+    import fastpass
+
+    if fastpass.is_enabled():
+        fastpass.disable()
+    fastpass.reset_stats()
+    yield
+    if fastpass.is_enabled():
+        fastpass.disable()
