@@ -175,22 +175,6 @@ QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_simila
 REGISTRY: dict[str, _OpDef] = {}
 
 
-def _reg(name, aten, accepts=None, kind="misc"):
-    def deco(pair):
-        inst, emit = pair
-        REGISTRY[name] = _OpDef(
-            name=name,
-            aten=tuple(aten),
-            instantiate=inst,
-            emit=emit,
-            accepts=accepts or (lambda s: True),
-            kind=kind,
-        )
-        return pair
-
-    return deco
-
-
 # --------------------------------------------------------------------------------------------
 # Unary elementwise ops.  "safe" wrappers keep values finite: inputs of log/sqrt/rsqrt/pow(0.5)
 # go through abs()+eps, inputs of exp/sinh/cosh/expm1 are clamped first.

@@ -76,15 +76,6 @@ class GraphSpec:
     def op_names(self) -> list:
         return [op.op for op in self.ops]
 
-    def expected_aten_ops(self) -> set:
-        """Best-effort set of aten ops this graph is expected to contain after export."""
-        vocab = _ops.vocabulary()
-        out = set()
-        for op in self.ops:
-            out.update(vocab[op.op].aten)
-            out.update(vocab[op.op].core_aten)
-        return out
-
     def is_chain(self) -> bool:
         """True iff each op consumes only the previous value (no fan-out, no reuse, one output)."""
         for k, op in enumerate(self.ops):
