@@ -26,9 +26,6 @@ class PassCtx:
 
 STACK: List[PassCtx] = []
 
-# Features currently active (set by _patches.install / cleared by restore).
-FEATURES: frozenset = frozenset()
-
 
 def current() -> Optional[PassCtx]:
     return STACK[-1] if STACK else None

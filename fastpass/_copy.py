@@ -20,8 +20,8 @@ mode, aliasing ops whose inputs are not the very same objects, the two ops
 ``ArmPass.call_operator`` special-cases, and nested submodules.
 
 This module also hosts the two small hooks both *copy* and *skip* need:
-``fx_with_signature`` (records creation signatures on every dispatched node)
-and ``call_submodule_tracking`` (top-level vs nested retrace depth).
+``wrap_fx`` (records creation signatures on every dispatched node)
+and ``wrap_call_submodule`` (top-level vs nested retrace depth).
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils import _pytree as pytree
 
 from . import _context, _sig
-
-ORIG: Dict[str, Callable[..., Any]] = {}
 
 _NEVER_COPY: Optional[frozenset] = None
 _ALIAS_CACHE: Dict[Any, bool] = {}
@@ -259,31 +257,34 @@ def _copy_candidate(target: Any) -> bool:
 _PLAIN_ARGS = [False]
 
 
-def graph_create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
-    """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
-    for raw SymInt/SymFloat/SymBool (a warning only) while the copy path creates a node whose
-    arguments are known to hold none.  The rest mirrors torch 2.13.0 line by line."""
-    if not _PLAIN_ARGS[0]:
-        return ORIG["Graph.create_node"](self, op, target, args, kwargs, name, type_expr)
-    if not args:
-        args = ()
-    elif not isinstance(args, tuple):
-        raise AssertionError(f"args must be a tuple, got {type(args)}")
-    if not kwargs:
-        kwargs = torch.fx.immutable_collections.immutable_dict()
-    elif not isinstance(kwargs, dict):
-        raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
-    candidate = name if name is not None else self._target_to_str(target)
-    name = self._graph_namespace.create_name(candidate, None)
-    n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
-    if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
-        for f in self.owning_module._create_node_hooks:
-            f(n)
-    self._graph_namespace.associate_name_with_obj(name, n)
-    self._insert(n)
-    self._find_nodes_lookup_table.insert(n)
-    self._len += 1
-    return n
+def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
+    def graph_create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
+        """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
+        for raw SymInt/SymFloat/SymBool (a warning only) while the copy path creates a node whose
+        arguments are known to hold none.  The rest mirrors torch 2.13.0 line by line."""
+        if not _PLAIN_ARGS[0]:
+            return original(self, op, target, args, kwargs, name, type_expr)
+        if not args:
+            args = ()
+        elif not isinstance(args, tuple):
+            raise AssertionError(f"args must be a tuple, got {type(args)}")
+        if not kwargs:
+            kwargs = torch.fx.immutable_collections.immutable_dict()
+        elif not isinstance(kwargs, dict):
+            raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
+        candidate = name if name is not None else self._target_to_str(target)
+        name = self._graph_namespace.create_name(candidate, None)
+        n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
+        if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
+            for f in self.owning_module._create_node_hooks:
+                f(n)
+        self._graph_namespace.associate_name_with_obj(name, n)
+        self._insert(n)
+        self._find_nodes_lookup_table.insert(n)
+        self._len += 1
+        return n
+
+    return graph_create_node
 
 
 class _NodeDebugStr:
@@ -318,55 +319,67 @@ class _NodeDebugStr:
         return getattr(str(self), name)
 
 
-def interpreter_run_node(self, n):  # noqa: ANN001
-    """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
-    ``node_debug_str`` is formatted lazily; otherwise stock."""
-    ctx = _context.current()
-    if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
-        return ORIG["run_node"](self, n)
-    self.node = n
-    self.callback.node_debug_str = _NodeDebugStr(n)
-    return torch.fx.Interpreter.run_node(self, n)
+def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any]:
+    def interpreter_run_node(self, n):  # noqa: ANN001
+        """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
+        ``node_debug_str`` is formatted lazily; otherwise stock."""
+        ctx = _context.current()
+        if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
+            return original(self, n)
+        self.node = n
+        self.callback.node_debug_str = _NodeDebugStr(n)
+        return torch.fx.Interpreter.run_node(self, n)
+
+    return interpreter_run_node
 
 
-def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
-    """Replacement for ``ExportPass.ExportInterpreter.call_function``."""
-    ctx = _context.current()
-    if ctx is None or ctx.depth != 1 or self.callback is not ctx.pass_:
-        return ORIG["call_function"](self, target, args, kwargs)
-    start = perf_counter()
-    if ctx.copy_on and target not in ctx.ann.targeted_ops and _copy_candidate(target):
-        res = _try_copy(self, target, args, kwargs)
-        if res is not None:
-            ctx.rec.copied += 1
-            ctx.rec.copy_s += perf_counter() - start
+def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[..., Any]:
+    def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
+        """Replacement for ``ExportPass.ExportInterpreter.call_function``."""
+        ctx = _context.current()
+        if ctx is None or ctx.depth != 1 or self.callback is not ctx.pass_:
+            return original(self, target, args, kwargs)
+        start = perf_counter()
+        if ctx.copy_on and target not in ctx.ann.targeted_ops and _copy_candidate(target):
+            res = _try_copy(self, target, args, kwargs)
+            if res is not None:
+                ctx.rec.copied += 1
+                ctx.rec.copy_s += perf_counter() - start
+                return res
+        ctx.rec.dispatched += 1
+        try:
+            return original(self, target, args, kwargs)
+        finally:
+            ctx.rec.dispatch_s += perf_counter() - start
+
+    return interpreter_call_function
+
+
+def wrap_fx(original: Callable[..., Any]) -> Callable[..., Any]:
+    def fx_with_signature(self, kind, target, args, kwargs, meta):  # noqa: ANN001
+        """Replacement for ``_ExportPassBase._fx``: stock, plus a creation signature."""
+        res = original(self, kind, target, args, kwargs, meta)
+        try:
+            node = res.node
+        except Exception:
             return res
-    ctx.rec.dispatched += 1
-    try:
-        return ORIG["call_function"](self, target, args, kwargs)
-    finally:
-        ctx.rec.dispatch_s += perf_counter() - start
-
-
-def fx_with_signature(self, kind, target, args, kwargs, meta):  # noqa: ANN001
-    """Replacement for ``_ExportPassBase._fx``: stock, plus a creation signature."""
-    res = ORIG["_fx"](self, kind, target, args, kwargs, meta)
-    try:
-        node = res.node
-    except Exception:
+        _sig.record(node, _sig.proxy_inputs(args, kwargs))
         return res
-    _sig.record(node, _sig.proxy_inputs(args, kwargs))
-    return res
+
+    return fx_with_signature
 
 
-def call_submodule_tracking(self, graph_module, inputs):  # noqa: ANN001
-    """Replacement for ``ExportPass.call_submodule``: track nesting depth."""
-    ctx = _context.current()
-    mine = ctx is not None and ctx.pass_ is self
-    if mine:
-        ctx.depth += 1
-    try:
-        return ORIG["call_submodule"](self, graph_module, inputs)
-    finally:
+def wrap_call_submodule(original: Callable[..., Any]) -> Callable[..., Any]:
+    def call_submodule_tracking(self, graph_module, inputs):  # noqa: ANN001
+        """Replacement for ``ExportPass.call_submodule``: track nesting depth."""
+        ctx = _context.current()
+        mine = ctx is not None and ctx.pass_ is self
         if mine:
-            ctx.depth -= 1
+            ctx.depth += 1
+        try:
+            return original(self, graph_module, inputs)
+        finally:
+            if mine:
+                ctx.depth -= 1
+
+    return call_submodule_tracking

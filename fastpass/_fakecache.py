@@ -9,10 +9,10 @@ their arguments' metadata *and*, for the ``tosa`` dialect, of the active
 ``get_context_spec()``).  We therefore
 
 * key every extended-namespace entry additionally on that context and on a
-  private marker (``_wrapped_cache_key``) so entries can never collide with, or
+  private marker (``wrap_cache_key``) so entries can never collide with, or
   be served to, stock lookups, and
 * accept the "non-builtin" bypass only for those namespaces, still running the
-  remaining upstream checks that come after it (``_wrapped_validate``).
+  remaining upstream checks that come after it (``wrap_validate``).
 
 All other bypass reasons (data-dependent, dynamic shape, inplace view, ...)
 are upstream's and still apply.  ``evict_extended_entries`` removes every
@@ -21,7 +21,7 @@ entry we added on disable so stock behaviour afterwards is untouched.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
+from typing import Any, Callable
 
 import torch
 from torch._subclasses import fake_tensor as _ft
@@ -31,9 +31,6 @@ from . import _stats
 EXTRA_NAMESPACES = frozenset({"quantized_decomposed", "tosa", "dim_order_ops", "cortex_m"})
 
 _MARK = "__fastpass_ext_cache__"
-
-ORIG: Dict[str, Callable[..., Any]] = {}
-
 
 def _ext_namespace(func: Any) -> bool:
     return isinstance(func, torch._ops.OpOverload) and func.namespace in EXTRA_NAMESPACES
@@ -55,32 +52,41 @@ def _context_fingerprint() -> tuple:
     return (None if spec is None else repr(spec), None if shape_env is None else id(shape_env))
 
 
-def _wrapped_cache_key(self, state, func, args, kwargs):  # noqa: ANN001
-    key = ORIG["_cache_key"](self, state, func, args, kwargs)
-    if _ext_namespace(func):
-        key = _ft._DispatchCacheKey(tuple(key.key) + (_MARK, _context_fingerprint()))
-    return key
+def wrap_cache_key(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrapped_cache_key(self, state, func, args, kwargs):  # noqa: ANN001
+        key = original(self, state, func, args, kwargs)
+        if _ext_namespace(func):
+            key = _ft._DispatchCacheKey(tuple(key.key) + (_MARK, _context_fingerprint()))
+        return key
+
+    return _wrapped_cache_key
 
 
-def _wrapped_validate(self, func, args, kwargs):  # noqa: ANN001
-    try:
-        ORIG["_validate_cache_key"](self, func, args, kwargs)
-    except _ft._BypassDispatchCache as e:
-        if e.reason != "non-builtin" or not _ext_namespace(func):
-            raise
-        # Upstream's only check after the builtin one (torch 2.13.0):
-        if func.is_view and torch._C._dispatch_has_kernel_for_dispatch_key(
-            func.name(), torch._C.DispatchKey.CompositeImplicitAutograd
-        ):
-            raise _ft._BypassDispatchCache("CompositeImplicitAutograd")
-        _stats.count_ext_miss()
+def wrap_validate(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrapped_validate(self, func, args, kwargs):  # noqa: ANN001
+        try:
+            original(self, func, args, kwargs)
+        except _ft._BypassDispatchCache as e:
+            if e.reason != "non-builtin" or not _ext_namespace(func):
+                raise
+            # Upstream's only check after the builtin one (torch 2.13.0):
+            if func.is_view and torch._C._dispatch_has_kernel_for_dispatch_key(
+                func.name(), torch._C.DispatchKey.CompositeImplicitAutograd
+            ):
+                raise _ft._BypassDispatchCache("CompositeImplicitAutograd")
+            _stats.count_ext_miss()
+
+    return _wrapped_validate
 
 
-def _wrapped_output_from_cache_entry(self, state, entry, key, func, args):  # noqa: ANN001
-    out = ORIG["_output_from_cache_entry"](self, state, entry, key, func, args)
-    if _ext_namespace(func):
-        _stats.count_ext_hit()
-    return out
+def wrap_output_from_cache_entry(original: Callable[..., Any]) -> Callable[..., Any]:
+    def _wrapped_output_from_cache_entry(self, state, entry, key, func, args):  # noqa: ANN001
+        out = original(self, state, entry, key, func, args)
+        if _ext_namespace(func):
+            _stats.count_ext_hit()
+        return out
+
+    return _wrapped_output_from_cache_entry
 
 
 def _is_ours(key: Any) -> bool:

@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import gc
 import weakref
-from typing import Any, Callable, Dict
+from typing import Any, Callable
 
 import torch
 from torch.fx.graph import _PyTreeCodeGen
 
 from . import _stats
-
-ORIG: Dict[str, Callable[..., Any]] = {}
 
 REAL_RECOMPILE: Callable[..., Any] = vars(torch.fx.GraphModule)["recompile"]
 
@@ -71,16 +69,22 @@ def _ready(gm: Any) -> None:
         _materialize(gm)
 
 
-def reduce_with_code(self: torch.fx.GraphModule) -> Any:
-    """Replacement for ``GraphModule.__reduce__``."""
-    _ready(self)
-    return ORIG["__reduce__"](self)
+def wrap_reduce(original: Callable[..., Any]) -> Callable[..., Any]:
+    def reduce_with_code(self: torch.fx.GraphModule) -> Any:
+        """Replacement for ``GraphModule.__reduce__``."""
+        _ready(self)
+        return original(self)
+
+    return reduce_with_code
 
 
-def reduce_package_with_code(self: torch.fx.GraphModule, exporter: Any) -> Any:
-    """Replacement for ``GraphModule.__reduce_package__``."""
-    _ready(self)
-    return ORIG["__reduce_package__"](self, exporter)
+def wrap_reduce_package(original: Callable[..., Any]) -> Callable[..., Any]:
+    def reduce_package_with_code(self: torch.fx.GraphModule, exporter: Any) -> Any:
+        """Replacement for ``GraphModule.__reduce_package__``."""
+        _ready(self)
+        return original(self, exporter)
+
+    return reduce_package_with_code
 
 
 class _LazyForward:

@@ -18,14 +18,12 @@ without ever entering ``call()``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict
+from typing import Any, Callable
 
 from torch.fx.passes.infra.pass_base import PassResult
 
-from . import _context, _skip, _stats
+from . import _context, _patches, _skip, _stats
 from .annotations import NO_ANNOTATION, lookup
-
-ORIG: Dict[str, Callable[..., Any]] = {}
 
 
 def _name(p: Any) -> str:
@@ -40,7 +38,7 @@ def _is_export_pass(p: Any) -> bool:
 
 def _skip_reason(p: Any, gm: Any, ann: Any) -> str:
     """Non-empty reason string if fastpass may skip this invocation."""
-    if "skip" not in _context.FEATURES:
+    if "skip" not in _patches.STATE.features:
         return ""
     if not ann.skip_sound or not ann.targeted_ops or not _is_export_pass(p):
         return ""
@@ -53,11 +51,11 @@ def _skip_reason(p: Any, gm: Any, ann: Any) -> str:
 
 def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
     ann = lookup(p) if _is_export_pass(p) else NO_ANNOTATION
-    copy_on = "copy" in _context.FEATURES and ann.copy_sound
+    copy_on = "copy" in _patches.STATE.features and ann.copy_sound
     return _context.PassCtx(p, ann, copy_on, rec)
 
 
-def _invoke(self: Any, graph_module: Any, orig_key: str, upstream_check: bool) -> Any:
+def _invoke(self: Any, graph_module: Any, original: Callable[..., Any], upstream_check: bool) -> Any:
     rec = _stats.new_pass(_name(self))
     t0 = _stats.now()
     _stats._DEPTH[0] += 1
@@ -77,7 +75,7 @@ def _invoke(self: Any, graph_module: Any, orig_key: str, upstream_check: bool) -
             rec.ran = True
         _context.STACK.append(ctx)
         try:
-            return ORIG[orig_key](self, graph_module)
+            return original(self, graph_module)
         finally:
             _context.STACK.pop()
     finally:
@@ -85,11 +83,17 @@ def _invoke(self: Any, graph_module: Any, orig_key: str, upstream_check: bool) -
         rec.time_s = _stats.now() - t0
 
 
-def arm_pass_call(self, graph_module):  # noqa: ANN001
-    """Replacement for ``ArmPass.__call__``."""
-    return _invoke(self, graph_module, "ArmPass.__call__", True)
+def wrap_arm_pass_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    def arm_pass_call(self, graph_module):  # noqa: ANN001
+        """Replacement for ``ArmPass.__call__``."""
+        return _invoke(self, graph_module, original, True)
+
+    return arm_pass_call
 
 
-def passbase_call(self, graph_module):  # noqa: ANN001
-    """Replacement for ``PassBase.__call__``."""
-    return _invoke(self, graph_module, "PassBase.__call__", False)
+def wrap_passbase_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    def passbase_call(self, graph_module):  # noqa: ANN001
+        """Replacement for ``PassBase.__call__``."""
+        return _invoke(self, graph_module, original, False)
+
+    return passbase_call

@@ -1,10 +1,12 @@
 """THE single place where fastpass touches executorch/torch objects.
 
-Every patch point is one row of ``patch_table()``: (owner, attribute, feature,
-replacement, why).  ``install(features)`` saves the original attribute values
-(taken from the owner's own ``__dict__``, so restoring puts back the very same
-objects) and sets the replacements; ``restore()`` puts every original back and
-evicts fastpass-only FakeTensor cache entries.  No other module monkeypatches.
+Every patch point is one row of ``patch_table()``, a ``fastpass.patching.PatchPoint``: owner,
+attribute, the features that want it, ``wrap(original) -> replacement`` and why.  ``install``
+hands the rows to ``STATE`` (a ``patching.Patches``), which takes each original from the owner's
+own ``__dict__`` and builds the replacement around it; ``restore()`` has ``STATE`` put every
+original back (the very same objects), then evicts fastpass-only FakeTensor cache entries and
+resets the per-lowering bookkeeping.  ``STATE`` is the whole on/off state: its ``features`` are
+the features the replacements consult.  No other module monkeypatches.
 
 Versions: the replacements mirror upstream function bodies of executorch 1.5.1
 and torch 2.13.0 line by line; on other versions ``install`` refuses unless
@@ -18,29 +20,20 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Any, FrozenSet, List, Optional, Tuple
 
 from . import _context, _stats
+from .patching import PatchPoint, Patches
 
 FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
+ALWAYS: Tuple[str, ...] = ()  # a row installed whatever the features (the per-pass stats)
+
 
 class UntestedVersionError(RuntimeError):
     pass
-
-
-@dataclass(frozen=True)
-class PatchPoint:
-    owner: Any
-    attribute: str
-    feature: str  # a FEATURES name, "skip|copy" (installed if either is on) or "*" (always: stats)
-    replacement: Callable[..., Any]
-    orig_store: Dict[str, Any]  # module-level dict the replacement reads the original from
-    store_key: str
-    why: str
 
 
 def patch_table() -> List[PatchPoint]:
@@ -54,50 +47,49 @@ def patch_table() -> List[PatchPoint]:
     from . import _copy, _fakecache, _lazycode, _passcall, _provenance
 
     return [
-        PatchPoint(PassBase, "__call__", "*", _passcall.passbase_call, _passcall.ORIG, "PassBase.__call__",
-                   "pass-call level for exir/torch passes: per-pass stats, skip decision, copy context; "
-                   "delegates to the original when the pass runs"),
-        PatchPoint(ArmPass, "__call__", "*", _passcall.arm_pass_call, _passcall.ORIG, "ArmPass.__call__",
-                   "same for ARM passes (ArmPass overrides __call__); upstream should_run_pass is honoured first"),
-        PatchPoint(_ExportPassBase, "_fx", "skip|copy", _copy.fx_with_signature, _copy.ORIG, "_fx",
-                   "attach creation signatures (val + inputs) to every dispatched node"),
-        PatchPoint(ExportPass, "call_submodule", "skip|copy", _copy.call_submodule_tracking, _copy.ORIG, "call_submodule",
-                   "track top-level vs nested submodule retrace (copy only at top level)"),
-        PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", "copy", _copy.interpreter_run_node, _copy.ORIG,
-                   "run_node", "in copy-sound passes, format node_debug_str only if it is read"),
-        PatchPoint(Graph, "create_node", "copy", _copy.graph_create_node, _copy.ORIG, "Graph.create_node",
-                   "skip the raw-SymInt argument scan for nodes the copy path creates (it holds none)"),
-        PatchPoint(ExportPass.ExportInterpreter, "call_function", "copy", _copy.interpreter_call_function, _copy.ORIG,
-                   "call_function", "emit cold nodes of copy-sound passes without FakeTensor dispatch"),
-        PatchPoint(FakeTensorMode, "_cache_key", "fakecache", _fakecache._wrapped_cache_key, _fakecache.ORIG,
-                   "_cache_key", "key executorch-namespace entries on TOSA context + private marker"),
-        PatchPoint(FakeTensorMode, "_validate_cache_key", "fakecache", _fakecache._wrapped_validate, _fakecache.ORIG,
-                   "_validate_cache_key", "accept the 'non-builtin' bypass for executorch namespaces only"),
-        PatchPoint(FakeTensorMode, "_output_from_cache_entry", "fakecache", _fakecache._wrapped_output_from_cache_entry,
-                   _fakecache.ORIG, "_output_from_cache_entry", "count cache hits on executorch-namespace ops"),
-        PatchPoint(NodeSource, "__init__", "provenance", _provenance.shared_nodesource_init, {}, "NodeSource.__init__",
-                   "share from_node NodeSource elements instead of deep-copying the chain"),
-        PatchPoint(GraphModule, "recompile", "lazycode", _lazycode.lazy_recompile, _lazycode.ORIG, "recompile",
-                   "generate a GraphModule's Python code on first use instead of on every graph edit"),
-        PatchPoint(GraphModule, "__reduce__", "lazycode", _lazycode.reduce_with_code, _lazycode.ORIG, "__reduce__",
-                   "pickling copies __dict__ before it calls recompile: generate pending code first"),
-        PatchPoint(GraphModule, "__reduce_package__", "lazycode", _lazycode.reduce_package_with_code, _lazycode.ORIG,
-                   "__reduce_package__", "same for torch.package"),
+        PatchPoint(PassBase, "__call__", ALWAYS, wrap=_passcall.wrap_passbase_call,
+                   why="pass-call level for exir/torch passes: per-pass stats, skip decision, copy context; "
+                       "calls the original when the pass runs"),
+        PatchPoint(ArmPass, "__call__", ALWAYS, wrap=_passcall.wrap_arm_pass_call,
+                   why="same for ARM passes (ArmPass overrides __call__); upstream should_run_pass is honoured first"),
+        PatchPoint(_ExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_fx,
+                   why="attach creation signatures (val + inputs) to every dispatched node"),
+        PatchPoint(ExportPass, "call_submodule", ("skip", "copy"), wrap=_copy.wrap_call_submodule,
+                   why="track top-level vs nested submodule retrace (copy only at top level)"),
+        PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,
+                   why="in copy-sound passes, format node_debug_str only if it is read"),
+        PatchPoint(Graph, "create_node", ("copy",), wrap=_copy.wrap_graph_create_node,
+                   why="skip the raw-SymInt argument scan for nodes the copy path creates (it holds none)"),
+        PatchPoint(ExportPass.ExportInterpreter, "call_function", ("copy",),
+                   wrap=_copy.wrap_interpreter_call_function,
+                   why="emit cold nodes of copy-sound passes without FakeTensor dispatch"),
+        PatchPoint(FakeTensorMode, "_cache_key", ("fakecache",), wrap=_fakecache.wrap_cache_key,
+                   why="key executorch-namespace entries on TOSA context + private marker"),
+        PatchPoint(FakeTensorMode, "_validate_cache_key", ("fakecache",), wrap=_fakecache.wrap_validate,
+                   why="accept the 'non-builtin' bypass for executorch namespaces only"),
+        PatchPoint(FakeTensorMode, "_output_from_cache_entry", ("fakecache",),
+                   wrap=_fakecache.wrap_output_from_cache_entry,
+                   why="count cache hits on executorch-namespace ops"),
+        PatchPoint(NodeSource, "__init__", ("provenance",), wrap=lambda original: _provenance.shared_nodesource_init,
+                   why="share from_node NodeSource elements instead of deep-copying the chain "
+                       "(a full copy of upstream's body: the original is not called)"),
+        PatchPoint(GraphModule, "recompile", ("lazycode",), wrap=lambda original: _lazycode.lazy_recompile,
+                   why="generate a GraphModule's Python code on first use instead of on every graph edit "
+                       "(code generation then calls the import-time original, _lazycode.REAL_RECOMPILE)"),
+        PatchPoint(GraphModule, "__reduce__", ("lazycode",), wrap=_lazycode.wrap_reduce,
+                   why="pickling copies __dict__ before it calls recompile: generate pending code first"),
+        PatchPoint(GraphModule, "__reduce_package__", ("lazycode",), wrap=_lazycode.wrap_reduce_package,
+                   why="same for torch.package"),
     ]
 
 
 # --- state -------------------------------------------------------------------
 
-_INSTALLED: List[Tuple[PatchPoint, Any]] = []  # (point, original attribute value)
-_ON = [False]
+STATE = Patches("fastpass", "call fastpass.disable()")
 
 
 def is_installed() -> bool:
-    return _ON[0]
-
-
-def active_features() -> FrozenSet[str]:
-    return _context.FEATURES
+    return STATE.active
 
 
 def _normalize(features: Optional[Any]) -> FrozenSet[str]:
@@ -136,31 +128,12 @@ def check_versions(allow_untested: bool = False) -> None:
         )
 
 
-def _wanted(point: PatchPoint, feats: FrozenSet[str]) -> bool:
-    return point.feature == "*" or any(f in feats for f in point.feature.split("|"))
-
-
 def install(features: Optional[Any] = None, allow_untested_versions: bool = False) -> None:
     feats = _normalize(features)
-    if _ON[0] or _INSTALLED:
+    if STATE.active:
         raise RuntimeError("fastpass is already enabled (nesting is not supported; call disable() first)")
     check_versions(allow_untested_versions)
-    table = patch_table()
-    try:
-        for point in table:
-            if not _wanted(point, feats):
-                continue
-            if point.attribute not in vars(point.owner):
-                raise RuntimeError(f"patch point {point.owner!r}.{point.attribute} not found")
-            orig = vars(point.owner)[point.attribute]
-            point.orig_store[point.store_key] = orig
-            setattr(point.owner, point.attribute, point.replacement)
-            _INSTALLED.append((point, orig))
-    except BaseException:
-        restore()
-        raise
-    _context.FEATURES = feats
-    _ON[0] = True
+    STATE.install(patch_table(), feats)
     if "gc" in feats:
         from . import _gc
 
@@ -173,32 +146,17 @@ def install(features: Optional[Any] = None, allow_untested_versions: bool = Fals
 
 
 def restore() -> None:
-    while _INSTALLED:
-        point, orig = _INSTALLED.pop()
-        setattr(point.owner, point.attribute, orig)
-        point.orig_store.pop(point.store_key, None)
-    had_fakecache = "fakecache" in _context.FEATURES
+    had_fakecache = "fakecache" in STATE.features
+    STATE.restore()
     from . import _gc, _lazycode, _sig
 
     _lazycode.flush()
     _gc.stop()
 
     _sig.clear()
-    _context.FEATURES = frozenset()
     _context.STACK.clear()
-    _ON[0] = False
     _stats.stop_fake_window()
     if had_fakecache:
         from . import _fakecache
 
         _fakecache.evict_extended_entries()
-
-
-def describe() -> List[Dict[str, str]]:
-    """The patch table as plain data (for docs/reports)."""
-    out = []
-    for p in patch_table():
-        owner = getattr(p.owner, "__qualname__", repr(p.owner))
-        out.append({"owner": f"{p.owner.__module__}.{owner}", "attribute": p.attribute,
-                    "feature": p.feature, "why": p.why})
-    return out

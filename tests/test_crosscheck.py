@@ -139,7 +139,7 @@ def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproduc
         assert record.first_divergence is not None and record.first_divergence.step is not None
         assert record.first_divergence.pass_name == "ConvertToClampPass"
         assert record.reproducer is not None and record.reproducer.path.is_file(), record.reproducer
-        assert "verify.crosscheck replay" in record.reproducer.command
+        assert "-m verify replay" in record.reproducer.command  # the one replay command
         # The saved input replays the divergence while the fault is there ...
         assert crosscheck_main(["replay", str(record.reproducer.path)]) == 1
         # ... and strict mode raises at the call.

@@ -44,7 +44,7 @@ def test_disable_restores_every_patched_attribute(features):
     expected = {
         (p.owner, p.attribute)
         for p in _patches.patch_table()
-        if p.feature == "*" or set(p.feature.split("|")) & wanted
+        if not p.features or set(p.features) & wanted
     }
     assert changed == expected and changed
     fastpass.disable()
@@ -546,8 +546,8 @@ def test_registry_classes_override_no_other_callbacks():
     )
     allowed = {ArmPass, ArmOpTargetedPass, ExportPass, _ExportPassBase, PassBase, object, abc.ABC}
     bad = []
-    for name, (_, _, copy_sound, _) in arm_registry.REGISTRY.items():
-        if not copy_sound:
+    for name, entry in arm_registry.REGISTRY.items():
+        if not entry.copy_sound:
             continue
         mod, cls_name = name.rsplit(".", 1)
         cls = getattr(importlib.import_module(mod), cls_name)

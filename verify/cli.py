@@ -7,6 +7,7 @@
     python -m verify bench [options]      interleaved stock/fastpass timing, identical output checked
     python -m verify gate [options]       prove targeted_ops annotations skip- and copy-sound
     python -m verify infer module:Class   propose a pass's minimal copy-sound targeted_ops
+    python -m verify replay REPRODUCER    replay a saved reproducer (fuzz, gate, crosscheck)
 
 Exit status (run, report, bench):
     0    every case `identical` (and every null check ran); bench: output identical in every pair
@@ -415,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     from verify.gate.cli import add_parsers as add_gate_parsers
 
     add_gate_parsers(sub)  # `gate` and `infer`
+    from verify.replay import add_parser as add_replay_parser
+
+    add_replay_parser(sub)
     if not argv:  # the default job
         argv = ["run"]
     args = parser.parse_args(argv)

@@ -17,6 +17,8 @@ from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
+from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
+from verify.report.verdict import Verdict
 
 
 @dataclass
@@ -66,16 +68,33 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",
-                    calibration: str = RANDOM_GRAPH_CALIBRATION) -> Path:
-    """A runnable .py: the model, its inputs, and the one command that replays the case."""
-    folder.mkdir(parents=True, exist_ok=True)
+                    calibration: str = RANDOM_GRAPH_CALIBRATION, features: tuple[str, ...] = (),
+                    first_divergent_pass: str | None = None) -> Path:
+    """A runnable .py (verify.report.reproducer's format): the model, its inputs, and the
+    commands that replay the case (`verify replay`: as the fuzz test ran it, both modes in one
+    process; `verify run`: the full harness, fresh processes)."""
     path = folder / f"graph-{spec.fingerprint()}.py"
-    command = (f"python -m verify run --models none --model {path}:make_model --targets {target} "
-               f"--calibration {calibration} --null-seed -1")
-    header = "\n".join("# " + line for line in
-                       [f"Reproducer saved by the fastpass fuzz tests. Replay: {command}", "", *reason.splitlines()])
-    path.write_text(header + "\n" + spec.to_python())
+    run_command = (f"python -m verify run --models none --model {path}:make_model --targets {target} "
+                   f"--calibration {calibration} --null-seed -1")
+    manifest = Manifest(Producer.FUZZ, target, tuple(features), first_divergent_pass, reason,
+                        graph=spec.to_dict(), settings={"calibration": calibration})
+    save(path, manifest, spec.to_python(), notes=[f"With the full harness: {run_command}", "", reason])
     return path
+
+
+def replay(saved: Reproducer) -> Replayed:
+    """Verify the saved graph again as the fuzz test did (both modes in this process)."""
+    from generators.random import GeneratorBug
+
+    manifest = saved.manifest
+    try:
+        verdict = verify_graph(saved.graph_spec(), manifest.target, manifest.features,
+                               calibration=manifest.settings.get("calibration", RANDOM_GRAPH_CALIBRATION))
+    except GeneratorBug as exc:
+        return Replayed(Verdict.ERROR, details=(str(exc).splitlines()[0],))
+    if verdict.failed:
+        return Replayed(Verdict.DIVERGENT, verdict.first_divergent_pass, tuple(verdict.explain().splitlines()))
+    return Replayed(Verdict.IDENTICAL)
 
 
 # ---- the fuzz property -----------------------------------------------------------------------
@@ -103,7 +122,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
             raise
         record_coverage(verdict)
         if verdict.failed:
-            last.update(spec=spec, why=verdict.explain())
+            last.update(spec=spec, why=verdict.explain(), where=verdict.first_divergent_pass)
             raise AssertionError(verdict.explain())
         del verdict
         freeze_long_lived_heap()  # once, after the first graph: every import is done by now
@@ -118,7 +137,8 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
     except BaseException as exc:
         if "spec" not in last:
             raise
-        path = save_reproducer(last["spec"], repro_dir, last["why"], target)
+        path = save_reproducer(last["spec"], repro_dir, last["why"], target, features=features,
+                               first_divergent_pass=last.get("where"))
         raise AssertionError(f"{last['why']}\nminimal reproducer: {path}") from exc
     finally:
         release_long_lived_heap()

@@ -11,7 +11,7 @@ where and why) runs stock first, and its result (or exception) is what the calle
 the same call runs with fastpass on a deep copy of the input taken before the stock call, in
 the same process (a second lowering in one process is byte-identical to the first), and the
 two are compared with every check in verify.compare.CHECKS. A divergence is recorded with the
-first divergent pass and a reproducer file (`python -m verify.crosscheck replay FILE`).
+first divergent pass and a reproducer file (`python -m verify replay FILE`).
 
 What an "identical" rests on: the checks that ran (`record.checks_run`) and what fastpass did
 in its run (`record.fastpass_work`: passes skipped, nodes copied). fastpass keeps its creation

@@ -14,8 +14,9 @@ lost what triggered the divergence; the test that produced it (the plugin prints
 the exact reproducer. The active TosaLoweringContext
 spec is saved too: Arm passes read it, and a pass test runs its passes inside one.
 
-File: a pickle of {"format", "entry_point", "context", "tosa_spec", "programs", "call"}, where
-`call` is the pickled (args, kwargs) with programs and passes replaced by persistent ids.
+File: verify.report.reproducer's format (a manifest line, then the payload); the payload is a
+pickle of {"entry_point", "context", "tosa_spec", "programs", "call"}, where `call` is the
+pickled (args, kwargs) with programs and passes replaced by persistent ids.
 """
 
 from __future__ import annotations
@@ -26,25 +27,19 @@ import inspect
 import io
 import logging
 import pickle
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from verify.crosscheck.record import EntryPoint
 from verify.crosscheck.inputs import is_pass_wrapper
+from verify.report import reproducer as saved_format
+from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, ReproducerError
+from verify.report.verdict import Verdict
 
-FORMAT = 1
 SUFFIX = ".xcheck"
 log = logging.getLogger(__name__)
-
-
-class ReproducerError(Exception):
-    """A reproducer file that cannot be read or replayed (a one-line message)."""
-
-
-def replay_command(path: Path) -> str:
-    return f"{Path(sys.executable).name} -m verify.crosscheck replay {path}"
+__all__ = ["ReproducerError", "SavedCall", "load", "replay", "save"]
 
 
 class _CallPickler(pickle.Pickler):
@@ -110,7 +105,8 @@ def _active_tosa_spec() -> Any:
         return None
 
 
-def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str) -> str | None:
+def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str, features: tuple[str, ...] = (),
+         first_divergent_pass: str | None = None) -> str | None:
     """Write the reproducer; returns why it cannot replay the call by itself, or None."""
     programs: dict[str, Any] = {}
     buffer = io.BytesIO()
@@ -121,10 +117,13 @@ def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str)
         pickle.dumps(spec)
     except Exception as exc:  # noqa: BLE001
         limitation, spec = f"the active TOSA spec does not pickle ({exc})", None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as handle:
-        pickle.dump({"format": FORMAT, "entry_point": entry.value, "context": context,
-                     "tosa_spec": spec, "programs": programs, "call": buffer.getvalue()}, handle)
+    payload = pickle.dumps({"entry_point": entry.value, "context": context, "tosa_spec": spec,
+                            "programs": programs, "call": buffer.getvalue()})
+    manifest = Manifest(Producer.CROSSCHECK, str(spec) if spec is not None else "", tuple(features),
+                        first_divergent_pass, f"{entry.value} diverged in {context or 'an unnamed call'}",
+                        settings={"entry_point": entry.value, "context": context, "limitation": limitation})
+    saved_format.save(path, manifest, payload, notes=[f"crosscheck reproducer: {entry.value} from {context or '?'}",
+                                                      f"first divergent pass: {first_divergent_pass}"])
     return limitation
 
 
@@ -181,23 +180,57 @@ class SavedCall:
 
 
 def load(path: Path) -> SavedCall:
+    return load_call(saved_format.load(path))
+
+
+def load_call(saved: Reproducer) -> SavedCall:
     from executorch.exir.serde.serialize import deserialize
 
+    path = saved.path
+    if saved.manifest.producer is not Producer.CROSSCHECK:
+        raise ReproducerError(f"{path} is a {saved.manifest.producer} reproducer, not a crosscheck one")
     try:
-        with open(path, "rb") as handle:
-            saved = pickle.load(handle)
-    except (OSError, pickle.UnpicklingError, EOFError) as exc:
+        payload = pickle.loads(saved.payload)
+    except (pickle.UnpicklingError, EOFError, ValueError) as exc:
         raise ReproducerError(f"cannot read reproducer {path}: {exc}") from exc
-    if not isinstance(saved, dict) or saved.get("format") != FORMAT:
-        raise ReproducerError(f"{path} is not a crosscheck reproducer (format {FORMAT})")
     try:
-        programs = {key: _positional(deserialize(artifact)) for key, artifact in saved["programs"].items()}
+        programs = {key: _positional(deserialize(artifact)) for key, artifact in payload["programs"].items()}
     except Exception as exc:  # noqa: BLE001 - e.g. symbolic pads on backend ops the serde cannot read back
         first = str(exc).splitlines()[0][:300] if str(exc) else ""
         raise ReproducerError(f"cannot deserialize the program saved in {path} ({type(exc).__name__}: {first}); "
-                              f"rerun what made the call instead: {saved.get('context') or '?'}") from exc
+                              f"rerun what made the call instead: {payload.get('context') or '?'}") from exc
     try:
-        args, kwargs = _CallUnpickler(io.BytesIO(saved["call"]), programs).load()
+        args, kwargs = _CallUnpickler(io.BytesIO(payload["call"]), programs).load()
     except Exception as exc:  # noqa: BLE001 - e.g. a pass class that is gone or needs other arguments
         raise ReproducerError(f"cannot rebuild the call saved in {path}: {type(exc).__name__}: {exc}") from exc
-    return SavedCall(EntryPoint(saved["entry_point"]), saved["context"], saved["tosa_spec"], args, kwargs)
+    return SavedCall(EntryPoint(payload["entry_point"]), payload["context"], payload["tosa_spec"], args, kwargs)
+
+
+def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference_sets: int = 1) -> Replayed:
+    """Make the saved call again under crosscheck (stock, then fastpass with `features`, default:
+    the ones it was saved under) and report what the crosscheck records say."""
+    from verify.crosscheck import crosscheck
+
+    call = load_call(saved)
+    features = saved.manifest.features if features is None else features
+    print(f"replaying {call.entry_point.value} from {call.context or saved.path}")
+    with crosscheck(features=features, reference_sets=reference_sets,
+                    reproducer_dir=saved.path.parent / "replayed") as session:
+        session.context = f"replay of {saved.path.name}"
+        with call.lowering_context():
+            try:
+                call.call()
+            except Exception as exc:  # noqa: BLE001 - stock failing is reported, its verdict still stands
+                print(f"stock call raised: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    for record in session.records:
+        print(record.describe())
+        for name, check in record.failed_checks.items():
+            for line in check.details[:5]:
+                print(f"  {name}: {line}")
+    if not session.records:
+        return Replayed(Verdict.ERROR, details=("nothing was crosschecked (the saved call made no lowering)",))
+    divergent = [r for r in session.records if r.divergent]
+    if divergent:
+        first = divergent[0].first_divergence
+        return Replayed(Verdict.DIVERGENT, first.label if first else None)
+    return Replayed(Verdict.IDENTICAL)

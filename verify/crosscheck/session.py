@@ -19,6 +19,7 @@ from verify.crosscheck.record import (
     CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
+from verify.report.reproducer import replay_command
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ class Session:
         _restore(as_stock_left)
         record = self._compare(entry, stock.result, fast.result)
         if record.divergent:
-            record.reproducer = self._save(entry, pristine, len(self.records))
+            record.reproducer = self._save(entry, pristine, len(self.records), record.first_divergence)
         self._add(record)
         if record.divergent and self.settings.strict:
             raise CrosscheckDivergence(record)
@@ -114,16 +115,17 @@ class Session:
             record.first_divergence = DivergencePoint(label, step)
         return record
 
-    def _save(self, entry: EntryPoint, pristine: tuple, index: int) -> Reproducer:
+    def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: DivergencePoint | None) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
         path = self.settings.reproducer_dir / f"{name}-{index}{reproducer.SUFFIX}"
         args, kwargs = copy_inputs(*pristine)  # saving must not touch the pristine copy's objects
         try:
-            limitation = reproducer.save(path, entry, args, kwargs, self.context)
+            limitation = reproducer.save(path, entry, args, kwargs, self.context, self.settings.features,
+                                         first.label if first is not None else None)
         except Exception as exc:  # noqa: BLE001 - the divergence is still recorded, without a file
             log.warning("crosscheck: could not save the reproducer for %s: %s", self.context, exc)
             return Reproducer(None, "", f"not saved: {type(exc).__name__}: {exc}")
-        return Reproducer(path.resolve(), reproducer.replay_command(path.resolve()), limitation)
+        return Reproducer(path.resolve(), replay_command(path.resolve()), limitation)
 
     def _add(self, record: CrosscheckRecord) -> None:
         self.records.append(record)

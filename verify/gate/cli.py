@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import sys
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from verify.report import atomic
+from verify.report import atomic, junit
+from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Feature, GateVerdict, PassVerdict, count
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
@@ -300,8 +300,7 @@ def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:
     atomic.write_text(path, json.dumps(document, indent=1, default=str))
 
 
-def _properties(case: ET.Element, v: PassVerdict, min_evidence: int) -> None:
-    props = ET.SubElement(case, "properties")
+def _properties(v: PassVerdict, min_evidence: int) -> dict[str, object]:
     values = {"verdict": v.verdict.value, "how": v.how, "stage": v.stage, "examples": v.examples,
               "invoked": v.invocations, "skipped_calls": v.skipped_calls, "copied_nodes": v.copied_nodes,
               "examples_with_evidence": v.examples_with_evidence, "min_evidence": min_evidence}
@@ -310,35 +309,28 @@ def _properties(case: ET.Element, v: PassVerdict, min_evidence: int) -> None:
         values[f"{f.value}.examples_invoked"] = e.examples_invoked
         if f is Feature.COPY:
             values["copy.distinct_ops_maybe_copied"] = len(e.ops_maybe_copied)
-    for name, value in values.items():
-        ET.SubElement(props, "property", name=name, value=str(value))
+    return values
+
+
+def _junit_case(v: PassVerdict, min_evidence: int) -> JunitCase:
+    """unsound = failure, error = error, unexercised/untested = skipped (not proven); every case
+    carries its evidence as properties."""
+    module, _, name = v.qualname.rpartition(".")
+    case = dict(classname=module or "gate", name=name or v.name, seconds=v.seconds,
+                properties=_properties(v, min_evidence))
+    message = v.reason + ("; reproducer: " + ", ".join(v.reproducers.values()) if v.reproducers else "")
+    if v.verdict.is_unsound:
+        return JunitCase(**case, end=CaseEnd.FAILURE, kind=v.verdict.value, message=message[:500], text=message)
+    if v.verdict is GateVerdict.ERROR:
+        return JunitCase(**case, end=CaseEnd.ERROR, kind="error", message=message[:500], text=message)
+    if v.verdict in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED):
+        return JunitCase(**case, end=CaseEnd.SKIPPED, message=f"{v.verdict.value}: {message}"[:500])
+    return JunitCase(**case)
 
 
 def write_junit(verdicts: list[PassVerdict], path: Path, wall: float,
                 min_evidence: int = DEFAULT_MIN_EVIDENCE) -> None:
-    """JUnit XML: unsound = failure, error = error, unexercised/untested = skipped (not proven);
-    every case carries its evidence as properties. Built with ElementTree like
-    verify/report/files.py's writer (that one is typed to run reports, so not shared), written
-    atomically with its helper."""
-    counts = count(verdicts)
-    suite = ET.Element("testsuite", name="verify.gate", tests=str(len(verdicts)),
-                       failures=str(counts[GateVerdict.UNSOUND_SKIP] + counts[GateVerdict.UNSOUND_COPY]),
-                       errors=str(counts[GateVerdict.ERROR]),
-                       skipped=str(counts[GateVerdict.UNEXERCISED] + counts[GateVerdict.UNTESTED]),
-                       time=f"{wall:.3f}")
-    for v in verdicts:
-        module, _, name = v.qualname.rpartition(".")
-        case = ET.SubElement(suite, "testcase", classname=module or "gate", name=name or v.name,
-                             time=f"{v.seconds:.3f}")
-        _properties(case, v, min_evidence)
-        message = v.reason + ("; reproducer: " + ", ".join(v.reproducers.values()) if v.reproducers else "")
-        if v.verdict.is_unsound:
-            ET.SubElement(case, "failure", type=v.verdict.value, message=message[:500]).text = message
-        elif v.verdict is GateVerdict.ERROR:
-            ET.SubElement(case, "error", type="error", message=message[:500]).text = message
-        elif v.verdict in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED):
-            ET.SubElement(case, "skipped", message=f"{v.verdict.value}: {message}"[:500])
-    atomic.write_bytes(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
+    junit.write_junit(JunitSuite("verify.gate", [_junit_case(v, min_evidence) for v in verdicts], wall), path)
 
 
 def cmd_infer(args) -> int:

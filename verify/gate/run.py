@@ -28,7 +28,9 @@ from typing import Any, Callable
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import strategy_for
+from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, Feature, GateVerdict, PassVerdict
+from verify.report.verdict import Verdict
 
 
 class Divergence(Exception):
@@ -101,42 +103,29 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 # reproducers
 
 
+_MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
+
+
 def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str, spec, outcome: check.Outcome,
                      how: str, stage: str, exclude: list[str] | None = None) -> Path:
+    """Save the graph as a runnable reproducer (verify.report.reproducer's format): the pass and
+    its annotation, the feature under test, the stage, how the pass ran, and for a registry run
+    the passes fastpass was not on for."""
     verdict = GateVerdict(verdict).value
-    folder = out / "reproducers"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{v.name}-{verdict}.py"
-    detail = "\n".join("#   " + line for line in (outcome.detail or "").splitlines()[:12])
-    header = (
-        f"# verify gate reproducer: {verdict} of {v.qualname}\n"
-        f"# The pass gives a different result with fastpass feature '{mode}' than stock on this graph.\n"
-        f"# Replay (exit 1 while the annotation is still unsound):\n"
-        f"#   python -m verify gate --pass {v.ref} --stage {stage} --replay {path}\n"
-        f"# gate-pass: {v.ref}\n# gate-mode: {mode}\n# gate-stage: {stage}\n# gate-how: {how}\n"
-        + (f"# gate-scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})\n"
-           f"# gate-exclude: {','.join(exclude)}\n" if exclude is not None else "")
-        + f"# first divergence: {outcome.where}\n# differences:\n{detail}\n"
-    )
-    path.write_text(header + spec.to_python())
+    path = out / "reproducers" / f"{v.name}-{verdict}.py"
+    manifest = Manifest(Producer.GATE, stage, _MODE_FEATURES[mode], outcome.where,
+                        f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
+                        graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
+    scope = ([f"Scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
+             if exclude is not None else [])
+    save(path, manifest, spec.to_python(), notes=[
+        f"verify gate reproducer: {verdict} of {v.qualname}",
+        f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph.",
+        "Exit 1 while the annotation is still unsound; also:",
+        f"  python -m verify gate --pass {v.ref} --stage {stage} --replay {path}",
+        *scope, f"first divergence: {outcome.where}", "differences:",
+        *("  " + line for line in (outcome.detail or "").splitlines()[:12])])
     return path
-
-
-def parse_reproducer(path: Path) -> dict:
-    from generators.random import GraphSpec
-
-    info: dict[str, Any] = {}
-    for line in path.read_text().splitlines():
-        if line.startswith("# gate-scope: registry"):
-            info["registry"] = True
-        for key in ("gate-pass", "gate-mode", "gate-stage", "gate-how", "gate-exclude"):
-            if line.startswith(f"# {key}: "):
-                info[key] = line.split(": ", 1)[1].strip()
-        if line.startswith("# Spec (JSON): "):
-            info["spec"] = GraphSpec.from_json(line.split(": ", 1)[1])
-    if "spec" not in info:
-        raise ValueError(f"{path} is not a gate reproducer (no '# Spec (JSON):' line)")
-    return info
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,27 +244,39 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 
 
 def replay(path: Path, ref: str | None, stage: str | None) -> int:
-    info = parse_reproducer(path)
-    ref = ref or info.get("gate-pass")
-    cls = gp.resolve_pass(ref)
+    """`verify gate --replay`: `verify replay` for a gate reproducer, optionally with another
+    pass reference or stage. Exit 1 while it still diverges."""
+    saved = load(path)
+    if saved.manifest.producer is not Producer.GATE:
+        raise ValueError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
+                         f"replay it with {saved.command}")
+    return replay_saved(saved, ref, stage).exit_status
+
+
+def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = None) -> Replayed:
+    """Lower the saved graph stock and with fastpass on for the pass (and, for a registry
+    reproducer, every annotated pass but the excluded ones), as the gate did."""
+    manifest = saved.manifest
+    spec = saved.graph_spec()
+    cls = gp.resolve_pass(ref or manifest.pass_ref)
     gp.ensure_annotation(cls)
-    stage = stage or info.get("gate-stage", "edge-fp")
-    how = info.get("gate-how") or how_to_run(cls, stage)
-    mode = info.get("gate-mode", "copy")
-    if info.get("registry"):
-        excluded = set(filter(None, info.get("gate-exclude", "").split(",")))
+    stage = stage or manifest.target
+    how = manifest.settings.get("how") or how_to_run(cls, stage)
+    mode = manifest.features[0] if len(manifest.features) == 1 else "both"
+    exclude = manifest.settings.get("exclude")
+    if exclude is not None:
         with check.quiet():
-            keep = [c for qn, c in gp.annotated_passes().items() if qn not in excluded]
-        outcome = check.pipeline_example(info["spec"], cls, mode, stage, keep=keep)
+            keep = [c for qn, c in gp.annotated_passes().items() if qn not in set(exclude)]
+        outcome = check.pipeline_example(spec, cls, mode, stage, keep=keep)
     else:
-        outcome = check.example(info["spec"], cls, mode, stage, how)
-    print(info["spec"].describe())
+        outcome = check.example(spec, cls, mode, stage, how)
+    print(spec.describe())
     if outcome.diverged:
         print(f"DIVERGES with fastpass '{mode}' ({how}, {stage}) at {outcome.where}:\n{outcome.detail}")
-        return 1
+        return Replayed(Verdict.DIVERGENT, outcome.where)  # the details are printed above
     print(f"same result stock and with fastpass '{mode}' ({how}, {stage})"
           + (f" [vacuous: {outcome.vacuous}]" if outcome.vacuous else ""))
-    return 0
+    return Replayed(Verdict.IDENTICAL)
 
 
 # ---------------------------------------------------------------------------------------------
