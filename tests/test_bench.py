@@ -27,7 +27,7 @@ def test_bench_reports_ratios_identity_and_plot(tmp_path):
     assert result["identical"] is True
     for key in ("ratio_lower_median", "ratio_passes_median"):
         assert result[key] > 0
-    assert result["fast"]["passes_skipped"]["median"] > 0, "fastpass skipped nothing"
+    assert result["fastpass"]["passes_skipped"]["median"] > 0, "fastpass skipped nothing"
     assert "lower() ratio stock/fastpass" in proc.stdout
     assert (tmp_path / "bench.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

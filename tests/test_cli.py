@@ -25,7 +25,7 @@ def run_verify(*args: str, tmp_path: Path) -> tuple[int, dict, str]:
 
 def test_user_model_stock_vs_stock_is_identical(tmp_path):
     code, report, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
-                                   "--targets", "tosa-int", "--second-mode", "full",
+                                   "--targets", "tosa-int", "--second-mode", "stock",
                                    "--junit", str(tmp_path / "junit.xml"), tmp_path=tmp_path)
     assert code == 0, out
     (case,) = report["cases"]
@@ -42,7 +42,7 @@ def test_user_model_stock_vs_stock_is_identical(tmp_path):
 
 def test_divergence_is_reported_at_its_pass_with_exit_1(tmp_path):
     code, report, out = run_verify("--models", "none", "--model", "tests/models/faulty.py:renamed_in_second_lowering",
-                                   "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1",
+                                   "--targets", "tosa-int", "--second-mode", "stock", "--null-seed", "-1",
                                    tmp_path=tmp_path)
     assert code == 1
     (case,) = report["cases"]
@@ -50,12 +50,12 @@ def test_divergence_is_reported_at_its_pass_with_exit_1(tmp_path):
     assert "DecomposeLinearPass" in case["first_divergent_pass"]
     assert case["checks"]["graph"] is False
     assert "identical up to names: yes" in case["check_details"]["graph"]["details"]
-    assert Path(case["artifacts"], "pinned.fast.pkl").exists(), "a divergent case keeps its snapshots"
+    assert Path(case["artifacts"], "pinned.fastpass.pkl").exists(), "a divergent case keeps its snapshots"
 
 
 def test_unstable_stock_is_nondeterministic_not_divergent(tmp_path):
     code, report, _ = run_verify("--models", "none", "--model", "tests/models/faulty.py:renamed_at_random",
-                                 "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1",
+                                 "--targets", "tosa-int", "--second-mode", "stock", "--null-seed", "-1",
                                  tmp_path=tmp_path)
     assert code == 1
     assert report["cases"][0]["verdict"] == "nondeterministic"
@@ -66,7 +66,7 @@ def test_bad_input_is_recorded_and_the_run_goes_on(tmp_path):
     is wrong on its face is bad usage, refused before any work: tests/test_reliability.py.)"""
     code, report, out = run_verify(
         "--models", "none", "--model", "tests/models/tiny.py:broken", "--model", "tests/models/tiny.py:make",
-        "--targets", "tosa-int", "--second-mode", "full", "--null-seed", "-1", "--reference-sets", "1",
+        "--targets", "tosa-int", "--second-mode", "stock", "--null-seed", "-1", "--reference-sets", "1",
         tmp_path=tmp_path)
     assert code == 1
     verdicts = {(c["model"], c["target"]): (c["verdict"], c["error"]) for c in report["cases"]}

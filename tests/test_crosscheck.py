@@ -12,7 +12,8 @@ import torch
 
 import fastpass
 from verify.compare import CHECKS
-from verify.crosscheck import CrosscheckDivergence, EntryPoint, Verdict, crosscheck, intercept
+from verify.crosscheck import CrosscheckDivergence, EntryPoint, crosscheck, intercept
+from verify.report.verdict import Verdict
 from verify.crosscheck.__main__ import main as crosscheck_main
 
 

@@ -117,7 +117,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     assert len(throughput) == 1 and throughput[0].startswith("throughput tosa-int: 2 graphs")
     assert "graphs/min" in throughput[0]
     assert f"graphs of {len(spec.ops)}.0 ops on average" in summary
-    assert f"stock lowering {verdict.full.seconds:.2f} s" in summary
+    assert f"stock lowering {verdict.stock.seconds:.2f} s" in summary
     assert verdict.prepare_seconds > 0
 
 
@@ -158,7 +158,7 @@ def test_coverage_tally_per_target_counts_skips_copies_and_acting_graphs():
     from verify.fuzz_coverage import tally
 
     def row(target, fast, stock=("P",), presented=()):
-        return {"target": target, "stock": list(stock), "presented": list(presented), "fast": fast}
+        return {"target": target, "stock": list(stock), "presented": list(presented), "fastpass": fast}
 
     rows = [row("tosa-int", {"P": {"skipped": 2, "ran": 0, "copied": 0}}),
             row("tosa-int", {"P": {"skipped": 0, "ran": 1, "copied": 7}}, presented=["P"]),
@@ -186,7 +186,7 @@ def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path)
     def row(target, start, ops):
         return json.dumps({"graph": f"{target}{start}", "target": target, "started": start, "finished": start + 6,
                            "ops": ops, "seconds": {"prepare": 1.0, "stock": 3.0, "fastpass": 2.0},
-                           "stock": ["SomePass"], "fast": {"SomePass": {"skipped": 0, "ran": 1}}})
+                           "stock": ["SomePass"], "fastpass": {"SomePass": {"skipped": 0, "ran": 1}}})
 
     (tmp_path / "coverage-gw0.jsonl").write_text("\n".join([row("tosa-int", 1000, 10), row("tosa-int", 1006, 20)]) + "\n")
     (tmp_path / "coverage-gw1.jsonl").write_text(row("tosa-fp", 1000, 3) + "\n")

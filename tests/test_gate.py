@@ -18,7 +18,7 @@ import pytest
 
 from verify.gate import passes as gp
 from verify.gate import run
-from verify.gate.verdict import Feature, GateVerdict
+from verify.report.verdict import Feature, GateVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"

@@ -12,7 +12,7 @@ import pytest
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate import run
-from verify.gate.verdict import Feature, GateVerdict
+from verify.report.verdict import Feature, GateVerdict
 
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"

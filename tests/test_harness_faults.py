@@ -8,7 +8,8 @@ import pytest
 from tests import faults
 from tests.models.tiny import make
 from verify import compare, export_program, get_target, lower
-from verify.compare.checks import first_divergent_pass
+from verify.compare.checks import first_divergence
+from verify.lowering.mode import Mode
 
 PASS = "DecomposeLinearPass"
 
@@ -26,13 +27,13 @@ def program(target):
 
 @pytest.fixture(scope="module")
 def baseline(program, target):
-    result = lower(program, target, "full")
+    result = lower(program, target, Mode.STOCK)
     assert result.ok, result.error
     return result
 
 
 def lower_again(program, target):
-    return lower(program, target, "full")
+    return lower(program, target, Mode.STOCK)
 
 
 def failing(checks):
@@ -58,9 +59,9 @@ def test_graph_faults_are_localised_to_the_pass(baseline, program, target, mutat
         other = lower_again(program, target)
     checks = compare(baseline, other)
     assert not checks[check].passed
-    assert PASS in checks[check].first_divergence
+    assert PASS in checks[check].first_divergence.label
     assert any(detail in line for line in checks[check].details), checks[check].details
-    assert PASS in first_divergent_pass(baseline, other, checks)
+    assert PASS in first_divergence(baseline, checks).label
 
 
 def test_renamed_node_is_identical_up_to_names(baseline, program, target):
@@ -77,7 +78,7 @@ def test_flipped_payload_byte(baseline, program, target):
         other = lower_again(program, target)
     checks = compare(baseline, other)
     assert failing(checks) == ["payload", "program"]  # the delegate's bytes are in the .pte too
-    assert checks["payload"].first_divergence == "delegate0"
+    assert checks["payload"].first_divergence.label == "delegate0"
     assert "(delegate payload): pte.program.backend_delegate_data[0].data" in checks["program"].details[1]
 
 
@@ -88,7 +89,7 @@ def test_flipped_program_byte(baseline, program, target):
     assert failing(checks) == ["program"]
     size = len(baseline.program)
     assert checks["program"].details[0] == f".pte: {size} vs {size} bytes, first difference at offset {size // 2}"
-    assert checks["program"].first_divergence == "serialized program"
+    assert checks["program"].first_divergence.label == "serialized program"
 
 
 def test_serialization_failing_in_one_mode_only_is_a_divergence(baseline):
@@ -97,7 +98,7 @@ def test_serialization_failing_in_one_mode_only_is_a_divergence(baseline):
     failed = dataclasses.replace(baseline, program=None, program_error="RuntimeError: injected")
     checks = compare(baseline, failed)
     assert failing(checks) == ["program"]
-    assert checks["program"].details[2] == "full: RuntimeError: injected"
+    assert checks["program"].details[2] == "stock: RuntimeError: injected"
     both = compare(failed, dataclasses.replace(failed))
     assert failing(both) == []
     assert "not serialized in either mode, the same way: RuntimeError: injected" in both["program"].details[0]
@@ -143,7 +144,7 @@ def partly_program(target):
 
 @pytest.fixture(scope="module")
 def partly_baseline(partly_program, target):
-    result = lower(partly_program, target, "full")
+    result = lower(partly_program, target, Mode.STOCK)
     assert result.ok, result.error
     return result
 
@@ -195,9 +196,9 @@ def test_failure_in_one_mode_only_is_a_divergence_with_both_outcomes(baseline, p
     assert not other.ok
     checks = compare(baseline, other)
     assert not checks["outcome"].passed
-    assert checks["outcome"].details[0] == "full: ok"
+    assert checks["outcome"].details[0] == "stock: ok"
     assert "injected failure" in checks["outcome"].details[1]
-    assert PASS in checks["outcome"].first_divergence
+    assert PASS in checks["outcome"].first_divergence.label
 
 
 def test_a_reused_graph_address_is_a_different_graph_in_provenance():

@@ -7,6 +7,7 @@ import gc
 import torch
 
 from verify.lowering.heap import clear_graph_caches, freeze_long_lived_heap, release_long_lived_heap
+from verify.lowering.mode import Mode
 
 
 def _live_graph_modules() -> int:
@@ -22,10 +23,10 @@ def test_lowering_after_lowering_keeps_no_graph_alive():
 
     target = get_target("tosa-int")
     program = export_program(*make(), target, "minmax")
-    lower(program, target, "full", reference_sets=0, snapshots=False)  # warm: bounded holders filled
+    lower(program, target, Mode.STOCK, reference_sets=0, snapshots=False)  # warm: bounded holders filled
     settled = _live_graph_modules()
     for _ in range(2):
-        lower(program, target, "full", reference_sets=0, snapshots=False)
+        lower(program, target, Mode.STOCK, reference_sets=0, snapshots=False)
     # Without clear_graph_caches, is_same_node's cache alone kept ~10 GraphModules per lowering.
     assert _live_graph_modules() <= settled
 

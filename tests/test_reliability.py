@@ -105,7 +105,7 @@ def stop(proc: subprocess.Popen) -> None:
 @pytest.mark.slow
 def test_two_runs_started_together_get_their_own_folders(tmp_path):
     args = ("run", "--models", "none", "--model", str(ROOT / TINY), "--targets", "tosa-int",
-            "--second-mode", "full", *CHEAP)
+            "--second-mode", "stock", *CHEAP)
     procs = [start_verify(*args, cwd=tmp_path) for _ in range(2)]
     try:
         outputs = [proc.communicate(timeout=900)[0] for proc in procs]
@@ -137,7 +137,7 @@ def test_run_folders_are_never_reused(tmp_path, monkeypatch):
 def test_sigint_writes_reports_of_finished_cases_and_resume_finishes_the_run(tmp_path):
     run_dir, report, junit = tmp_path / "run", tmp_path / "report.json", tmp_path / "junit.xml"
     proc = start_verify("run", "--models", "none", "--model", TINY, "--targets", "tosa-int,tosa-fp",
-                        "--second-mode", "full", *CHEAP, "--out", str(run_dir), "--json", str(report),
+                        "--second-mode", "stock", *CHEAP, "--out", str(run_dir), "--json", str(report),
                         "--junit", str(junit))
     try:
         wait_for(lambda: cases_started(run_dir) >= 2, 600, "the first case finished", proc)
@@ -271,7 +271,7 @@ def test_bad_output_paths_are_refused_before_any_work(tmp_path, monkeypatch, cap
 def test_an_unseeded_factory_is_named_and_not_blamed_on_the_hash_seed(tmp_path):
     proc = run_verify("run", "--models", "none", "--model", "tests/models/faulty.py:unseeded", "--model",
                       "tests/models/faulty.py:unseeded_renamed_in_second_lowering", "--targets", "tosa-int",
-                      "--second-mode", "full", "--reference-sets", "0", "--out", str(tmp_path / "run"),
+                      "--second-mode", "stock", "--reference-sets", "0", "--out", str(tmp_path / "run"),
                       "--json", str(tmp_path / "report.json"))
     output = proc.stdout + proc.stderr
     unseeded, renamed = json.loads((tmp_path / "report.json").read_text())["cases"]
@@ -290,7 +290,7 @@ def test_an_unseeded_factory_is_named_and_not_blamed_on_the_hash_seed(tmp_path):
 @pytest.mark.slow
 def test_a_null_check_that_failed_to_run_is_counted(tmp_path):
     proc = run_verify("run", "--models", "none", "--model", "tests/models/faulty.py:plain", "--targets",
-                      "tosa-int", "--second-mode", "full", "--reference-sets", "0", "--out", str(tmp_path / "run"),
+                      "tosa-int", "--second-mode", "stock", "--reference-sets", "0", "--out", str(tmp_path / "run"),
                       "--json", str(tmp_path / "report.json"), "--junit", str(tmp_path / "junit.xml"),
                       FAULTY_CRASH_AT_HASH_SEED="1")
     output = proc.stdout + proc.stderr
@@ -393,7 +393,7 @@ def test_a_harness_error_reports_the_time_it_took(monkeypatch, tmp_path):
 
     def broken(case, options):
         time.sleep(1.1)
-        raise FileNotFoundError("pinned.full.pkl")
+        raise FileNotFoundError("pinned.stock.pkl")
 
     monkeypatch.setattr(runner, "run_case", broken)
     (report,) = runner.run_cases([Case(TINY, "tosa-int")], runner.RunOptions(out_dir=tmp_path))

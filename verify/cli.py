@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from verify.lowering.mode import Mode
 from verify.usage import UsageError
 
 DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
@@ -57,8 +58,9 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated: tosa-int, tosa-fp, ethos-u55, ethos-u85 (default: %(default)s)")
     p.add_argument("--features", default="all",
                    help="fastpass features for the fast mode: 'all' (default) or a comma-separated subset")
-    p.add_argument("--second-mode", choices=("fast", "full"), default="fast",
-                   help="'full' compares stock against stock at the pinned seed (a null run)")
+    p.add_argument("--second-mode", type=Mode, choices=tuple(Mode), default=Mode.FASTPASS,
+                   help="the lowering compared with stock: 'fastpass' (default), or 'stock' for a "
+                        "stock-vs-stock null run at the pinned seed ('fast' and 'full' are read as these)")
     p.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of both compared lowerings")
     p.add_argument("--null-seed", type=int, default=1,
                    help="hash seed of the cross-seed null check (stock vs stock); -1 disables it")
@@ -183,12 +185,13 @@ def _options_json(options) -> dict:
 def _options_from_journal(saved: dict, out: Path):
     from verify.runner import RunOptions
 
-    return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS}, "features": tuple(saved["features"])},
+    return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS}, "features": tuple(saved["features"]),
+                         "second_mode": Mode(saved["second_mode"])},  # a journal's "fast"/"full" too
                       out_dir=out)
 
 
 def _describe_modes(options) -> str:
-    if options.second_mode == "full":
+    if options.second_mode is Mode.STOCK:
         return "stock vs stock"
     return f"stock vs fastpass (features {','.join(options.features) or 'all'})"
 

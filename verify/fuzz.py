@@ -11,10 +11,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.compare.checks import CheckResult, compare, first_divergent_pass
+from verify.compare.checks import CheckResult, compare, first_divergence
+from verify.compare.divergence import Divergence
 from verify.fuzz_coverage import record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
+from verify.lowering.mode import Mode
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
@@ -26,8 +28,8 @@ class GraphVerdict:
     spec: object
     target: str
     checks: dict[str, CheckResult]
-    full: LoweringResult
-    fast: LoweringResult
+    stock: LoweringResult
+    fastpass: LoweringResult
     started: float = 0.0  # wall clock (time.time) around the whole verification
     finished: float = 0.0
     prepare_seconds: float = 0.0  # build + export + quantize, shared by both modes
@@ -37,8 +39,14 @@ class GraphVerdict:
         return [name for name, r in self.checks.items() if not r.passed]
 
     @property
+    def first_divergence(self) -> Divergence | None:
+        return first_divergence(self.stock, self.checks)
+
+    @property
     def first_divergent_pass(self) -> str | None:
-        return first_divergent_pass(self.full, self.fast, self.checks)
+        """The first divergence's label: what messages and reproducers carry."""
+        where = self.first_divergence
+        return where.label if where else None
 
     def explain(self) -> str:
         lines = [f"{self.target}: fastpass differs from stock in {', '.join(self.failed)}; "
@@ -62,9 +70,9 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     except PrepareError as exc:
         raise GeneratorBug(f"drawn graph does not build for {target}: {exc}", spec) from exc
     prepared = time.time()
-    full = lower(program, chosen, "full", reference_sets=reference_sets)
-    fast = lower(program, chosen, "fast", features, reference_sets=reference_sets)
-    return GraphVerdict(spec, target, compare(full, fast), full, fast, started, time.time(), prepared - started)
+    stock = lower(program, chosen, Mode.STOCK, reference_sets=reference_sets)
+    fast = lower(program, chosen, Mode.FASTPASS, features, reference_sets=reference_sets)
+    return GraphVerdict(spec, target, compare(stock, fast), stock, fast, started, time.time(), prepared - started)
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",

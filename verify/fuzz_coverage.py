@@ -24,6 +24,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verify.lowering.mode import Mode
+
 
 def coverage_file() -> Path | None:
     folder = os.environ.get("FASTPASS_COVERAGE_DIR")
@@ -82,9 +84,9 @@ def record_coverage(verdict) -> None:
     path = coverage_file()
     if path is None:
         return
-    stock = sorted({s.pass_name for s in verdict.full.observation.steps if s.index >= 0})
+    stock = sorted({s.pass_name for s in verdict.stock.observation.steps if s.index >= 0})
     fast: dict[str, dict[str, int]] = defaultdict(lambda: {"skipped": 0, "ran": 0, "copied": 0})
-    for record in (verdict.fast.fastpass_stats or {}).get("per_pass", []):
+    for record in (verdict.fastpass.fastpass_stats or {}).get("per_pass", []):
         counts = fast[record["name"]]
         counts["skipped" if record.get("skipped") else "ran"] += 1
         counts["copied"] += int(record.get("copied", 0))
@@ -93,10 +95,10 @@ def record_coverage(verdict) -> None:
         f.write(json.dumps({"graph": verdict.spec.fingerprint(), "target": verdict.target,
                             "started": verdict.started, "finished": verdict.finished,
                             "ops": len(verdict.spec.ops), "op_names": sorted(set(verdict.spec.op_names())),
-                            "seconds": {"prepare": verdict.prepare_seconds, "stock": verdict.full.seconds,
-                                        "fastpass": verdict.fast.seconds},
-                            "stock": stock, "presented": presented_passes(verdict.full.observation),
-                            "fast": dict(fast)}) + "\n")
+                            "seconds": {"prepare": verdict.prepare_seconds, Mode.STOCK: verdict.stock.seconds,
+                                        Mode.FASTPASS: verdict.fastpass.seconds},
+                            Mode.STOCK: stock, "presented": presented_passes(verdict.stock.observation),
+                            Mode.FASTPASS: dict(fast)}) + "\n")
 
 
 @dataclass
@@ -132,11 +134,12 @@ def tally(rows: list[dict]) -> dict[str, TargetCoverage]:
     for row in rows:
         cov = per_target.setdefault(row["target"], TargetCoverage(row["target"]))
         cov.graphs += 1
-        for name in row["stock"]:
+        for name in row[Mode.STOCK]:
             cov.passes[name].stock += 1
         for name in row.get("presented", []):
             cov.passes[name].presented += 1
-        for name, counts in row["fast"].items():
+        # "fast": what files written before the one mode vocabulary call it
+        for name, counts in row.get(Mode.FASTPASS, row.get("fast", {})).items():
             p = cov.passes[name]
             p.fast_ran += bool(counts["ran"])
             p.skipped += counts["skipped"]
@@ -217,10 +220,10 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
             f"{busy / len(timed):.1f} s per graph inside verification")
     split = [r for r in timed if "seconds" in r]
     if split:
-        mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", "stock", "fastpass")}
+        mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", Mode.STOCK, Mode.FASTPASS)}
         ops = sum(r["ops"] for r in split) / len(split)
         text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
-                 f"stock lowering {mean['stock']:.2f} s, fastpass lowering {mean['fastpass']:.2f} s (both with "
+                 f"stock lowering {mean[Mode.STOCK]:.2f} s, fastpass lowering {mean[Mode.FASTPASS]:.2f} s (both with "
                  f"per-pass snapshots); final snapshots, reference model and checks the rest; "
                  f"stock lowering alone caps this at "
                  f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.report.verdict import Verdict
+
 MODES: dict[str, list[str]] = {"stock": [], "fastpass": ["--fastpass=on"], "crosscheck": ["--fastpass=crosscheck"]}
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
@@ -208,7 +210,7 @@ def summarize(runs: list[ModeRun]) -> int:
             print(f"  DIVERGENT {d['test']}: {d['entry_point']} at {where} "
                   f"(checks {', '.join(d['failed_checks'])}); replay: {repro.get('command') or repro.get('limitation')}")
         for record in check.report["records"]:
-            if record["verdict"] == "unchecked":
+            if Verdict(record["verdict"]) is Verdict.UNCHECKED:
                 print(f"  UNCHECKED {record['context']}: {record['unchecked_reason']}")
         failed = failed or bool(totals["divergent"] or totals["unchecked"])
     print("\npeer: " + ("FAILED (see above)" if failed else "every test has the same outcome in every mode"

@@ -24,6 +24,9 @@ from typing import Any
 
 import pytest
 
+from verify.lowering.mode import Mode
+from verify.report.verdict import Verdict
+
 MODES = ("on", "crosscheck")
 RECORDS_KEY = "fastpass.crosscheck"  # user_properties key: this phase's crosscheck records (JSON)
 WORK_KEY = "fastpass.work"  # user_properties key: fastpass counters spent in this phase ("on" mode)
@@ -93,7 +96,7 @@ class FastpassPlugin:
             self.session = crosscheck.enable(
                 features=self.features, reference_sets=self.config.getoption("fastpass_reference_sets"),
                 reproducer_dir=Path(self.config.getoption("fastpass_reproducers")),
-                second_mode="full" if self.config.getoption("fastpass_null") else "fast")
+                second_mode=Mode.STOCK if self.config.getoption("fastpass_null") else Mode.FASTPASS)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -187,18 +190,20 @@ class FastpassPlugin:
               f"{work['nodes_copied'] + work['nodes_dispatched']}; calls with skip or copy at work: "
               f"{totals['calls_with_fastpass_work']}")
         for record in self.records:
-            if record["verdict"] == "divergent":
+            verdict = Verdict(record["verdict"])
+            if verdict is Verdict.DIVERGENT:
                 where = (record["first_divergence"] or {}).get("label", "?")
                 repro = (record["reproducer"] or {})
                 write(f"DIVERGENT {record['context']}: {record['entry_point']} at {where}; "
                       f"checks {', '.join(record['failed_checks'])}; replay: "
                       f"{repro.get('command') or repro.get('limitation')}", red=True)
-            elif record["verdict"] == "unchecked":
+            elif verdict is Verdict.UNCHECKED:
                 write(f"unchecked {record['context']}: {record['unchecked_reason']}", yellow=True)
 
     def _write_json(self, path: Path) -> None:
         data = {
-            "mode": self.mode or "stock",
+            # the harness's mode names (--fastpass=on lowers in mode `fastpass`), or "crosscheck"
+            "mode": {None: Mode.STOCK.value, "on": Mode.FASTPASS.value}.get(self.mode, self.mode),
             "features": list(self.features),
             "seconds": time.time() - self.started,
             "outcomes": dict(sorted(self.outcomes.items())),
@@ -214,15 +219,15 @@ class FastpassPlugin:
 
 def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Sums over crosscheck records (their JSON form, as they arrive from workers)."""
-    verdicts = Counter(r["verdict"] for r in records)
+    verdicts = Counter(Verdict(r["verdict"]) for r in records)
     work: Counter[str] = Counter()
     for r in records:
         work.update(r["fastpass_work"])
     return {
         "crosschecked": len(records),
-        "identical": verdicts["identical"],
-        "divergent": verdicts["divergent"],
-        "unchecked": verdicts["unchecked"],
+        "identical": verdicts[Verdict.IDENTICAL],
+        "divergent": verdicts[Verdict.DIVERGENT],
+        "unchecked": verdicts[Verdict.UNCHECKED],
         "by_entry_point": dict(Counter(r["entry_point"] for r in records)),
         "stock_seconds": sum(r["stock_seconds"] for r in records),
         "fastpass_seconds": sum(r["fastpass_seconds"] for r in records),
@@ -231,7 +236,7 @@ def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
                                         if r["fastpass_work"]["passes_skipped"] or r["fastpass_work"]["nodes_copied"]),
         "divergences": [{"test": r["context"], "entry_point": r["entry_point"],
                          "first_divergence": r["first_divergence"], "failed_checks": list(r["failed_checks"]),
-                         "reproducer": r["reproducer"]} for r in records if r["verdict"] == "divergent"],
+                         "reproducer": r["reproducer"]} for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT],
     }
 
 

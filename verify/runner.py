@@ -1,4 +1,4 @@
-"""Run cases: lower(full) ∥ lower(fast) in a worker under a pinned hash seed, then compare.
+"""Run cases: lower(stock) ∥ lower(fastpass) in a worker under a pinned hash seed, then compare.
 
 Per case:
 1. a worker at the pinned seed builds the model (twice: is the factory deterministic?),
@@ -7,7 +7,7 @@ Per case:
 2. a null-check worker lowers the same saved program stock under another seed (started in
    parallel, it waits for the program), to report stock executorch's own nondeterminism
    across hash seeds, localised to a pass;
-3. if full and fast differ, a third worker lowers the saved program stock again at the pinned
+3. if stock and fastpass differ, a third worker lowers the saved program stock again at the pinned
    seed: if that differs from the first stock lowering too, the case is `nondeterministic`
    (the harness cannot tell), otherwise `divergent`.
 Workers are started by verify.launcher (own process group, killed on timeout, stop or death).
@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Callable
 
 from verify.cases import Case
-from verify.compare.checks import CheckResult, compare, first_divergent_pass
+from verify.compare.checks import CheckResult, compare, first_divergence
+from verify.compare.divergence import Divergence
 from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, stop_signal
 from verify.lowering.lower import LoweringResult
+from verify.lowering.mode import Mode
 from verify.report.atomic import write_text
 from verify.report.verdict import NullOutcome, Verdict
 from verify.saved_program import PROGRAM_NAME
-
-VERDICTS = tuple(v.value for v in Verdict)
 
 
 @dataclass
@@ -44,7 +44,7 @@ class RunOptions:
     timeout: float = 1800.0
     out_dir: Path = Path("verify-out")
     keep_all: bool = False
-    second_mode: str = "fast"  # "full" makes the pinned comparison a stock-vs-stock null run
+    second_mode: Mode = Mode.FASTPASS  # STOCK makes the pinned comparison a stock-vs-stock null run
     calibration: str = "histogram"  # see verify.lowering.quantize.CALIBRATIONS
 
 
@@ -53,7 +53,7 @@ class CaseReport:
     model: str
     target: str
     verdict: Verdict
-    first_divergent_pass: str | None = None
+    first_divergence: Divergence | None = None
     checks: dict[str, CheckResult] = field(default_factory=dict)
     error: str | None = None
     seconds: dict[str, float] = field(default_factory=dict)
@@ -72,7 +72,9 @@ class CaseReport:
     def to_json(self) -> dict:
         return {
             "model": self.model, "target": self.target, "verdict": self.verdict.value,
-            "first_divergent_pass": self.first_divergent_pass,
+            # the label alone, as before the typed value; `first_divergence` has its fields
+            "first_divergent_pass": self.first_divergence.label if self.first_divergence else None,
+            "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
             "checks": {name: r.passed for name, r in self.checks.items()},
             "check_details": {name: r.to_json() for name, r in self.checks.items() if not r.passed},
             "error": self.error, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
@@ -84,16 +86,33 @@ class CaseReport:
     def from_json(cls, data: dict) -> CaseReport:
         """The inverse of to_json (a journal line back to a report)."""
         details = data.get("check_details") or {}
-        checks = {name: CheckResult(name, passed, details.get(name, {}).get("first_divergence"),
-                                    list(details.get(name, {}).get("details", [])))
+        checks = {name: CheckResult.from_json(name, passed, details.get(name, {}))
                   for name, passed in (data.get("checks") or {}).items()}
         return cls(model=data["model"], target=data["target"], verdict=Verdict(data["verdict"]),
-                   first_divergent_pass=data.get("first_divergent_pass"), checks=checks,
-                   error=data.get("error"), seconds=data.get("seconds") or {},
+                   first_divergence=Divergence.from_json(data.get("first_divergence") or data.get("first_divergent_pass")),
+                   checks=checks,
+                   error=data.get("error"), seconds=_seconds_from_json(data.get("seconds") or {}),
                    null_outcome=NullOutcome(data.get("null_outcome", NullOutcome.NOT_RUN.value)),
                    null_check=data.get("null_check"), factory=data.get("factory"),
                    fastpass_stats=data.get("fastpass_stats"), artifacts=data.get("artifacts"),
                    wall_seconds=data.get("wall_seconds", 0.0))
+
+
+def _seconds_of(stock: LoweringResult, second: LoweringResult) -> dict[str, float]:
+    """A case's timings, keyed by mode (the second lowering's key is `fastpass` also in a null run
+    with --second-mode stock: it names the role, the compared lowering); to_executorch() apart."""
+    return {Mode.STOCK.value: stock.seconds, Mode.FASTPASS.value: second.seconds,
+            f"{Mode.STOCK}_to_executorch": stock.serialize_seconds,
+            f"{Mode.FASTPASS}_to_executorch": second.serialize_seconds}
+
+
+# The timing keys of reports written before the one mode vocabulary, read as today's.
+_LEGACY_SECONDS_KEYS = {"full": "stock", "fast": "fastpass",
+                        "full_to_executorch": "stock_to_executorch", "fast_to_executorch": "fastpass_to_executorch"}
+
+
+def _seconds_from_json(seconds: dict[str, float]) -> dict[str, float]:
+    return {_LEGACY_SECONDS_KEYS.get(key, key): value for key, value in seconds.items()}
 
 
 class WorkerFailure(RuntimeError):
@@ -102,7 +121,7 @@ class WorkerFailure(RuntimeError):
 
 @dataclass
 class WorkerOutput:
-    results: dict[str, LoweringResult]
+    results: dict[Mode, LoweringResult]  # by the lowering's label
     status: dict
 
 
@@ -129,7 +148,7 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
                             f"({'killed by signal ' + str(-returncode) if returncode < 0 else 'error'}); "
                             f"log: {log_path}\n{_tail(log_path)}")
     results = {}
-    for label, _, _ in lowerings:
+    for label, _, _ in lowerings:  # the label (a Mode: the lowering's role) names its file
         with open(case_dir / f"{name}.{label}.pkl", "rb") as f:
             results[label] = pickle.load(f)
     return WorkerOutput(results, status)
@@ -146,8 +165,9 @@ def _null_check(full: LoweringResult, other: LoweringResult, seeds: tuple[int, i
     checks = compare(full, other)
     failed = [n for n, r in checks.items() if not r.passed]
     outcome = NullOutcome.DIFFERS if failed else NullOutcome.IDENTICAL
+    where = first_divergence(full, checks)
     return outcome, {"seeds": list(seeds), "identical": not failed, "differs_in": failed,
-                     "first_divergent_pass": first_divergent_pass(full, other, checks),
+                     "first_divergent_pass": where.label if where else None,
                      "details": {n: checks[n].details[:3] for n in failed}}
 
 
@@ -180,9 +200,9 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
     with ThreadPoolExecutor(max_workers=2) as pool:
         try:
             pinned = pool.submit(_run_worker, case, "pinned",
-                                 [["full", "full", []], ["fast", options.second_mode, features]],
+                                 [[Mode.STOCK, Mode.STOCK, []], [Mode.FASTPASS, options.second_mode, features]],
                                  options.hash_seed, options, case_dir, save_program=True)
-            null = (pool.submit(_run_worker, case, "null", [["full", "full", []]], options.null_seed, options,
+            null = (pool.submit(_run_worker, case, "null", [[Mode.STOCK, Mode.STOCK, []]], options.null_seed, options,
                                 case_dir, cancel=cancel_null)
                     if options.null_seed is not None else None)
             try:
@@ -190,16 +210,15 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
             except WorkerFailure as exc:
                 report.error = str(exc)
                 return
-            full, fast = output.results["full"], output.results["fast"]
+            full, fast = output.results[Mode.STOCK], output.results[Mode.FASTPASS]
             report.factory = output.status.get("factory")
-            report.seconds = {"full": full.seconds, "fast": fast.seconds,  # to_executorch() apart from the lowering
-                              "full_to_executorch": full.serialize_seconds, "fast_to_executorch": fast.serialize_seconds}
+            report.seconds = _seconds_of(full, fast)
             report.fastpass_stats = fast.fastpass_stats
             report.checks = compare(full, fast)
             if null is not None:
                 seeds = (options.hash_seed, options.null_seed)
                 try:
-                    report.null_outcome, report.null_check = _null_check(full, null.result().results["full"], seeds)
+                    report.null_outcome, report.null_check = _null_check(full, null.result().results[Mode.STOCK], seeds)
                 except (WorkerFailure, WorkerCancelled) as exc:
                     report.null_outcome = NullOutcome.FAILED
                     report.null_check = {"seeds": list(seeds), "identical": False, "error": str(exc)}
@@ -212,11 +231,11 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
         report.verdict = Verdict.ERROR
         report.error = full.error.splitlines()[0]
     else:
-        report.first_divergent_pass = first_divergent_pass(full, fast, report.checks)
+        report.first_divergence = first_divergence(full, report.checks)
         report.verdict = Verdict.DIVERGENT
         try:
-            again = _run_worker(case, "recheck", [["full", "full", []]], options.hash_seed, options,
-                                case_dir).results["full"]
+            again = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]], options.hash_seed, options,
+                                case_dir).results[Mode.STOCK]
             if any(not r.passed for r in compare(full, again).values()):
                 report.verdict = Verdict.NONDETERMINISTIC
         except WorkerFailure as exc:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from verify.lowering.mode import Mode
 
-def _per_pass_seconds(per_pass: list, phase: str = "delegate0") -> dict[str, float]:
+
+def _per_pass_seconds(per_pass: list[dict], phase: str = "delegate0") -> dict[str, float]:
     totals: dict[str, float] = defaultdict(float)
-    for label, name, seconds in per_pass:
-        if label.startswith(phase):
-            totals[f"{name} [{label.split('[')[-1].split(']')[0]}]"] += seconds
+    for step in per_pass:
+        if step["phase"] == phase:
+            totals[f"{step['pass']} [{step['index']}]"] += step["seconds"]
     return totals
 
 
@@ -20,15 +22,15 @@ def write_plot(result: dict, path: Path, top: int = 40) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stock = _per_pass_seconds(result["per_pass_last_pair"]["stock"])
-    fast = _per_pass_seconds(result["per_pass_last_pair"]["fast"])
+    stock = _per_pass_seconds(result["per_pass_last_pair"][Mode.STOCK])
+    fast = _per_pass_seconds(result["per_pass_last_pair"][Mode.FASTPASS])
     names = sorted(stock, key=stock.get, reverse=True)[:top]
     ablation = result.get("ablation", [])
     fig, axes = plt.subplots(1, 2 if ablation else 1, figsize=(16 if ablation else 11, 10), squeeze=False)
     ax = axes[0][0]
     y = range(len(names))
-    ax.barh([i + 0.2 for i in y], [stock[n] for n in names], height=0.4, label="stock")
-    ax.barh([i - 0.2 for i in y], [fast.get(n, 0.0) for n in names], height=0.4, label="fastpass")
+    ax.barh([i + 0.2 for i in y], [stock[n] for n in names], height=0.4, label=Mode.STOCK.value)
+    ax.barh([i - 0.2 for i in y], [fast.get(n, 0.0) for n in names], height=0.4, label=Mode.FASTPASS.value)
     ax.set_yticks(list(y), names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (delegate 0, last pair)")

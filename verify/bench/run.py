@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from fastpass import FEATURES as ALL_FEATURES
+from verify.lowering.mode import Mode
 
 
 @dataclass
@@ -32,7 +33,7 @@ class BenchError(RuntimeError):
     pass
 
 
-def _lower_in_fresh_process(options: BenchOptions, mode: str, features: tuple[str, ...], tag: str) -> dict:
+def _lower_in_fresh_process(options: BenchOptions, mode: Mode, features: tuple[str, ...], tag: str) -> dict:
     """One lowering in a fresh process, started by verify.launcher like every harness worker
     (own process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
     from verify.launcher import WorkerTimeout, launch
@@ -99,11 +100,11 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
     pairs = []
     for i in range(options.pairs):
         progress(f"pair {i + 1}/{options.pairs}: stock ...")
-        stock = _lower_in_fresh_process(options, "full", (), f"pair{i}-stock")
+        stock = _lower_in_fresh_process(options, Mode.STOCK, (), f"pair{i}-{Mode.STOCK}")
         progress(f"pair {i + 1}/{options.pairs}: stock {stock['lower_seconds']:.1f} s; fastpass ...")
-        fast = _lower_in_fresh_process(options, "fast", options.features, f"pair{i}-fast")
+        fast = _lower_in_fresh_process(options, Mode.FASTPASS, options.features, f"pair{i}-{Mode.FASTPASS}")
         problems = _identity(stock, fast)
-        pair = {"stock": stock, "fast": fast, "identical": not problems, "problems": problems,
+        pair = {Mode.STOCK.value: stock, Mode.FASTPASS.value: fast, "identical": not problems, "problems": problems,
                 "ratio_lower": stock["lower_seconds"] / fast["lower_seconds"],
                 "ratio_passes": stock["pass_pipeline_seconds"] / max(fast["pass_pipeline_seconds"], 1e-9)}
         pairs.append(pair)
@@ -118,9 +119,9 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
         "ratio_lower_range": [min(p["ratio_lower"] for p in pairs), max(p["ratio_lower"] for p in pairs)],
         "ratio_passes_median": statistics.median(p["ratio_passes"] for p in pairs),
         "ratio_passes_range": [min(p["ratio_passes"] for p in pairs), max(p["ratio_passes"] for p in pairs)],
-        "stock": _summary([p["stock"] for p in pairs]), "fast": _summary([p["fast"] for p in pairs]),
-        "pair_details": [{k: v for k, v in p.items() if k not in ("stock", "fast")} for p in pairs],
-        "per_pass_last_pair": {"stock": pairs[-1]["stock"]["per_pass"], "fast": pairs[-1]["fast"]["per_pass"]},
+        **{mode.value: _summary([p[mode] for p in pairs]) for mode in Mode},
+        "pair_details": [{k: v for k, v in p.items() if k not in tuple(Mode)} for p in pairs],
+        "per_pass_last_pair": {mode.value: pairs[-1][mode]["per_pass"] for mode in Mode},
     }
     if options.ablation:
         result["ablation"] = _run_ablation(options, progress)
@@ -130,11 +131,11 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
 def _run_ablation(options: BenchOptions, progress) -> list[dict]:
     """One round: stock, then each configuration, each in a fresh process; ratio against that stock."""
     progress("ablation: stock ...")
-    stock = _lower_in_fresh_process(options, "full", (), "ablation-stock")
+    stock = _lower_in_fresh_process(options, Mode.STOCK, (), f"ablation-{Mode.STOCK}")
     rows = []
     for name, features in ablation_configs():
         progress(f"ablation: {name} ...")
-        run = _lower_in_fresh_process(options, "fast", features, "ablation-" + "-".join(features))
+        run = _lower_in_fresh_process(options, Mode.FASTPASS, features, "ablation-" + "-".join(features))
         rows.append({"config": name, "features": list(features), "lower_seconds": run["lower_seconds"],
                      "pass_pipeline_seconds": run["pass_pipeline_seconds"],
                      "ratio_lower": stock["lower_seconds"] / run["lower_seconds"],
@@ -144,7 +145,7 @@ def _run_ablation(options: BenchOptions, progress) -> list[dict]:
 
 
 def format_table(result: dict) -> str:
-    s, f = result["stock"], result["fast"]
+    s, f = result[Mode.STOCK], result[Mode.FASTPASS]
     fmt = lambda d, unit="": "-" if d["median"] is None else (  # noqa: E731
         f"{d['median']:.3g}{unit} ({d['min']:.3g}–{d['max']:.3g})")
     rows = [

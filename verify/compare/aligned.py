@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from verify.compare.divergence import Divergence
 from verify.lowering.lower import LoweringResult
 from verify.lowering.snapshot import GraphSnapshot
 
 
 @dataclass(frozen=True)
 class SnapshotPair:
-    label: str  # the pass after which both snapshots were taken, or "final"/"delegate<k> final"
+    where: Divergence  # the point both were taken at (the pass step, or a delegate's or the program's final graph)
     left: GraphSnapshot | None
     right: GraphSnapshot | None
 
@@ -27,9 +28,9 @@ def snapshot_pairs(a: LoweringResult, b: LoweringResult) -> Iterator[SnapshotPai
             return  # the pass sequences part here: the `passes` check reports it
         if step_a.digest is None or step_b.digest is None:
             continue
-        yield SnapshotPair(step_a.label, a.observation.snapshots[step_a.digest],
+        yield SnapshotPair(Divergence.at_step(step_a), a.observation.snapshots[step_a.digest],
                            b.observation.snapshots[step_b.digest])
     for k, (fa, fb) in enumerate(zip(a.observation.delegate_final, b.observation.delegate_final)):
-        yield SnapshotPair(f"delegate{k} final graph (full provenance)", fa, fb)
+        yield SnapshotPair(Divergence(f"delegate{k} final graph (full provenance)", delegate=k), fa, fb)
     if a.final is not None or b.final is not None:
-        yield SnapshotPair("final program graph (full provenance)", a.final, b.final)
+        yield SnapshotPair(Divergence("final program graph (full provenance)"), a.final, b.final)

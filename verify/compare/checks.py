@@ -3,10 +3,11 @@ lowerings agree in its respect and, if not, where they first part and how."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from verify.compare.aligned import pass_sequence, snapshot_pairs
+from verify.compare.divergence import Divergence
 from verify.compare.graphs import identical_up_to_names, structure_differences
 from verify.compare.meta import meta_differences
 from verify.compare.payloads import bytes_difference, outputs_difference
@@ -19,11 +20,23 @@ from verify.lowering.lower import LoweringResult
 class CheckResult:
     name: str
     passed: bool
-    first_divergence: str | None = None  # a pass label, "final program graph", "delegate0", ...
+    first_divergence: Divergence | None = None  # where this check first saw the lowerings part
     details: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"passed": self.passed, "first_divergence": self.first_divergence, "details": self.details}
+        return {"passed": self.passed,
+                "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
+                "details": self.details}
+
+    @classmethod
+    def from_json(cls, name: str, passed: bool, data: dict) -> "CheckResult":
+        """The inverse of to_json (`first_divergence` may be a bare label: older reports)."""
+        return cls(name, passed, Divergence.from_json(data.get("first_divergence")), list(data.get("details", [])))
+
+
+def _diverged(name: str, where: Divergence, details: list[str]) -> CheckResult:
+    """A failed check: `where` it saw the lowerings part, tagged with the check and what it saw."""
+    return CheckResult(name, False, replace(where, check=name, details=tuple(details[:3])), details)
 
 
 def check_outcome(a: LoweringResult, b: LoweringResult) -> CheckResult:
@@ -36,8 +49,8 @@ def check_outcome(a: LoweringResult, b: LoweringResult) -> CheckResult:
     ok_run, failed_run = (a, b) if a.ok else (b, a)
     stopped = len(failed_run.observation.steps)
     steps = ok_run.observation.steps
-    where = steps[stopped].label if stopped < len(steps) else "after the last pass"
-    return CheckResult("outcome", False, where, [describe(a), describe(b)])
+    where = Divergence.at_step(steps[stopped]) if stopped < len(steps) else Divergence("after the last pass")
+    return _diverged("outcome", where, [describe(a), describe(b)])
 
 
 def check_passes(a: LoweringResult, b: LoweringResult) -> CheckResult:
@@ -47,8 +60,9 @@ def check_passes(a: LoweringResult, b: LoweringResult) -> CheckResult:
         return CheckResult("passes", True)
     i = next((i for i, (x, y) in enumerate(zip(sa, sb)) if x != y), min(len(sa), len(sb)))
     get = lambda s: s[i] if i < len(s) else "<end>"  # noqa: E731
-    return CheckResult("passes", False, get(sa), [f"step {i}: {get(sa)} vs {get(sb)}",
-                                                   f"{len(sa)} vs {len(sb)} pass invocations"])
+    steps = a.observation.steps
+    where = Divergence.at_step(steps[i]) if i < len(steps) else Divergence("<end>")
+    return _diverged("passes", where, [f"step {i}: {get(sa)} vs {get(sb)}", f"{len(sa)} vs {len(sb)} pass invocations"])
 
 
 def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResult, LoweringResult], CheckResult]:
@@ -56,8 +70,7 @@ def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResul
         for pair in snapshot_pairs(a, b):
             if pair.left is None or pair.right is None:
                 if pair.left is not pair.right:
-                    return CheckResult(name, False, pair.label,
-                                       ["one lowering stopped before this point (see the outcome check)"])
+                    return _diverged(name, pair.where, ["one lowering stopped before this point (see the outcome check)"])
                 continue
             if pair.left.digest == pair.right.digest:
                 continue
@@ -66,7 +79,7 @@ def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResul
                 if name == "graph":
                     found.append("identical up to names: "
                                  + ("yes" if identical_up_to_names(pair.left, pair.right) else "no"))
-                return CheckResult(name, False, pair.label, found)
+                return _diverged(name, pair.where, found)
         return CheckResult(name, True)
 
     check.__name__ = f"check_{name}"
@@ -91,33 +104,44 @@ def check_tosa(a: LoweringResult, b: LoweringResult) -> CheckResult:
     return _payload_bytes("tosa", a, b, lambda p: p.tosa)
 
 
+def _delegate(k: int) -> Divergence:
+    return Divergence(f"delegate{k}", delegate=k)
+
+
+_DELEGATE_COUNT = Divergence("delegate count")
+
+
 def _payload_bytes(name, a, b, get) -> CheckResult:
-    details = []
+    details, where = [], None
     if len(a.payloads) != len(b.payloads):
         details.append(f"{len(a.payloads)} vs {len(b.payloads)} delegates")
+        where = _DELEGATE_COUNT
     for k, (pa, pb) in enumerate(zip(a.payloads, b.payloads)):
         diff = bytes_difference(get(pa), get(pb))
         if diff:
             details.append(f"delegate{k} ({pa.backend_id}): {diff}")
-    return CheckResult(name, not details, details[0].split(" ")[0] if details else None, details)
+            where = where or _delegate(k)
+    return _diverged(name, where, details) if details else CheckResult(name, True)
+
+
+_SERIALIZED = Divergence("serialized program")
 
 
 def check_program(a: LoweringResult, b: LoweringResult) -> CheckResult:
     """The serialized program (`to_executorch().buffer`, the .pte a user ships), byte for byte."""
     if a.ok != b.ok:
-        return CheckResult("program", False, "serialized program",
-                           ["one lowering failed before serialization (see the outcome check)"])
+        return _diverged("program", _SERIALIZED, ["one lowering failed before serialization (see the outcome check)"])
     if a.program_error != b.program_error:
         describe = lambda r: f"{r.mode}: " + (r.program_error or "serialized")  # noqa: E731
-        return CheckResult("program", False, "serialized program",
-                           ["to_executorch() succeeded or failed differently", describe(a), describe(b)])
+        return _diverged("program", _SERIALIZED,
+                         ["to_executorch() succeeded or failed differently", describe(a), describe(b)])
     if a.program_error is not None:
         return CheckResult("program", True, details=[f"not serialized in either mode, the same way: {a.program_error}"])
     if a.program is None:
         return CheckResult("program", True)  # both lowerings failed: the outcome check speaks
     details = serialized_program_differences(a.program, b.program)
     if details:
-        return CheckResult("program", False, "serialized program", details)
+        return _diverged("program", _SERIALIZED, details)
     return CheckResult("program", True, details=[f"{len(a.program)} bytes identical"])
 
 
@@ -125,23 +149,26 @@ def check_constants(a: LoweringResult, b: LoweringResult) -> CheckResult:
     """Every top-level parameter, buffer and lifted constant: name, metadata and exact bytes."""
     details = constants_differences(a.constants, b.constants)
     if details:
-        return CheckResult("constants", False, "top-level constants", details)
+        return _diverged("constants", Divergence("top-level constants"), details)
     return CheckResult("constants", True, details=[f"{len(a.constants)} top-level constants identical"])
 
 
 def check_reference(a: LoweringResult, b: LoweringResult) -> CheckResult:
     """TOSA reference-model outputs on seeded random inputs, bit for bit."""
-    details = []
+    details, where = [], None
     if len(a.reference) != len(b.reference):
         details.append(f"reference runs for {len(a.reference)} vs {len(b.reference)} delegates")
+        where = _DELEGATE_COUNT
     for k, (ra, rb) in enumerate(zip(a.reference, b.reference)):
         if (ra.error is None) != (rb.error is None):
             details.append(f"delegate{k}: reference model error in one mode only: {ra.error or rb.error}")
+            where = where or _delegate(k)
         for s, (oa, ob) in enumerate(zip(ra.outputs, rb.outputs)):
             diff = outputs_difference(oa, ob)
             if diff:
                 details.append(f"delegate{k} input set {s}: {diff}")
-    return CheckResult("reference", not details, details[0].split(" ")[0] if details else None, details)
+                where = where or _delegate(k)
+    return _diverged("reference", where, details) if details else CheckResult("reference", True)
 
 
 CHECKS: dict[str, Callable[[LoweringResult, LoweringResult], CheckResult]] = {
@@ -162,10 +189,11 @@ def compare(a: LoweringResult, b: LoweringResult) -> dict[str, CheckResult]:
     return {name: check(a, b) for name, check in CHECKS.items()}
 
 
-def first_divergent_pass(a: LoweringResult, b: LoweringResult, results: dict[str, CheckResult]) -> str | None:
-    """The earliest pass at which any snapshot check, or the pass sequence, parts."""
-    order = {step.label: step.seq for step in a.observation.steps}
-    labels = [r.first_divergence for r in results.values() if not r.passed and r.first_divergence]
-    if not labels:
+def first_divergence(a: LoweringResult, results: dict[str, CheckResult]) -> Divergence | None:
+    """The earliest point at which any failed check saw the lowerings part: the first pass step
+    (in the order `a`'s passes ran), else, after every pass, the first failed check's point."""
+    found = [r.first_divergence for r in results.values() if not r.passed and r.first_divergence]
+    if not found:
         return None
-    return min(labels, key=lambda label: order.get(label, len(order)))
+    after_every_pass = len(a.observation.steps)
+    return min(found, key=lambda where: where.step.seq if where.step is not None else after_every_pass)

@@ -28,15 +28,18 @@ from typing import Iterator
 
 from verify.crosscheck import intercept
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
 )
 from verify.crosscheck.session import Session, Settings
+from verify.lowering.mode import Mode
+from verify.report.verdict import Verdict  # re-exported: the records' verdict
 
 _session: Session | None = None
 
 
 def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-           reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: str = "fast") -> Session:
+           reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS
+           ) -> Session:
     """Start crosschecking every lowering; returns the session that collects the records."""
     global _session
     import fastpass
@@ -47,8 +50,11 @@ def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets:
     unknown = set(features) - set(fastpass.FEATURES)
     if unknown:
         raise ValueError(f"unknown fastpass features {sorted(unknown)}; features are {fastpass.FEATURES}")
-    if second_mode not in ("fast", "full"):
-        raise ValueError(f"second_mode is 'fast' or 'full' (the null run), not {second_mode!r}")
+    try:
+        second_mode = Mode(second_mode)
+    except ValueError:
+        raise ValueError(f"second_mode is {Mode.FASTPASS.value!r} or {Mode.STOCK.value!r} (the null run), "
+                         f"not {second_mode!r}") from None
     session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir), second_mode))
     intercept.install(session.handle)
     _session = session
@@ -73,9 +79,9 @@ def current() -> Session | None:
 
 @contextlib.contextmanager
 def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-               reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: str = "fast"
+               reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS
                ) -> Iterator[Session]:
-    """`second_mode="full"`: stock against stock, crosscheck's own null run."""
+    """`second_mode=Mode.STOCK`: stock against stock, crosscheck's own null run."""
     session = enable(strict, features, reference_sets, reproducer_dir, second_mode)
     try:
         yield session
@@ -83,6 +89,6 @@ def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_s
         disable()
 
 
-__all__ = ["CrosscheckDivergence", "CrosscheckRecord", "DivergencePoint", "EntryPoint", "FastpassWork",
+__all__ = ["CrosscheckDivergence", "CrosscheckRecord", "EntryPoint", "FastpassWork",
            "Reproducer", "Session", "Settings", "Verdict", "crosscheck", "current", "disable", "enable",
            "is_enabled"]

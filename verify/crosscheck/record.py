@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verify.compare import CheckResult
-from verify.lowering.observe import PassStep
+from verify.compare import CheckResult, Divergence
+from verify.report.verdict import Verdict
 
 
 class EntryPoint(enum.Enum):
@@ -19,32 +19,6 @@ class EntryPoint(enum.Enum):
     TO_EDGE = "to_edge"
     TO_BACKEND = "EdgeProgramManager.to_backend"
     PASS_CALL = "pass call"  # _transform / EdgeProgramManager.transform outside any lowering
-
-
-class Verdict(enum.Enum):
-    IDENTICAL = "identical"
-    DIVERGENT = "divergent"
-    # Not compared, and why (e.g. the input could not be deep-copied): counted, never "identical".
-    UNCHECKED = "unchecked"
-
-
-@dataclass(frozen=True)
-class DivergencePoint:
-    """Where stock and fastpass first part: the pass step when the earliest failing check names
-    one, else `label` alone (e.g. "final program graph", "delegate0")."""
-
-    label: str
-    step: PassStep | None = None
-
-    @property
-    def pass_name(self) -> str | None:
-        return self.step.pass_name if self.step is not None else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "pass": self.pass_name,
-                "phase": self.step.phase if self.step else None,
-                "manager": self.step.manager if self.step else None,
-                "index": self.step.index if self.step else None}
 
 
 @dataclass(frozen=True)
@@ -90,7 +64,7 @@ class CrosscheckRecord:
     delegates: int = 0
     checks_run: tuple[str, ...] = ()
     failed_checks: dict[str, CheckResult] = field(default_factory=dict)
-    first_divergence: DivergencePoint | None = None
+    first_divergence: Divergence | None = None
     reproducer: Reproducer | None = None
     fastpass_work: FastpassWork = field(default_factory=FastpassWork)
     unchecked_reason: str | None = None

@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from verify.compare import compare
-from verify.compare.checks import first_divergent_pass
+from verify.compare.checks import first_divergence
+from verify.compare.divergence import Divergence
 from verify.crosscheck import reproducer
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, DivergencePoint, EntryPoint, FastpassWork, Reproducer, Verdict,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
+from verify.lowering.mode import Mode
 from verify.report.reproducer import replay_command
+from verify.report.verdict import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +35,9 @@ class Settings:
     features: tuple[str, ...] = ()
     reference_sets: int = 1
     reproducer_dir: Path = Path("verify-out/crosscheck")
-    # "full": the second run is stock too (the harness's null run): what diverges then is
+    # STOCK: the second run is stock too (the harness's null run): what diverges then is
     # crosscheck's own doing (a copy that is not independent of the first run), not fastpass's.
-    second_mode: str = "fast"
+    second_mode: Mode = Mode.FASTPASS
 
 
 @dataclass
@@ -76,7 +79,7 @@ class Session:
                 as_stock_left.append(_capture_shape_envs(args, kwargs, value))
 
         rng = _RandomState.capture()
-        stock = observe_call(stock_call, "full", (), True, self.settings.reference_sets)
+        stock = observe_call(stock_call, Mode.STOCK, (), True, self.settings.reference_sets)
         if pristine is None:
             _restore(as_stock_left)
             self._add(CrosscheckRecord(entry, self.context, Verdict.UNCHECKED, stock.result.seconds,
@@ -87,7 +90,7 @@ class Session:
         rng.restore()  # the fastpass run sees the random state the stock run saw ...
         _restore([at_start])  # ... and the shape environments as stock saw them ...
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
-                            self.settings.features if self.settings.second_mode == "fast" else (),
+                            self.settings.features if self.settings.second_mode is Mode.FASTPASS else (),
                             True, self.settings.reference_sets)
         after_stock.restore()  # ... and the caller continues from where stock left it
         _restore(as_stock_left)
@@ -109,13 +112,10 @@ class Session:
             checks_run=tuple(results), failed_checks=failed,
             fastpass_work=FastpassWork.from_stats(fast.fastpass_stats))
         if failed:
-            label = first_divergent_pass(stock, fast, results) or next(
-                (r.first_divergence for r in failed.values() if r.first_divergence), "unlocated")
-            step = next((s for s in stock.observation.steps if s.label == label), None)
-            record.first_divergence = DivergencePoint(label, step)
+            record.first_divergence = first_divergence(stock, results) or Divergence("unlocated")
         return record
 
-    def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: DivergencePoint | None) -> Reproducer:
+    def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
         path = self.settings.reproducer_dir / f"{name}-{index}{reproducer.SUFFIX}"
         args, kwargs = copy_inputs(*pristine)  # saving must not touch the pristine copy's objects

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verify.gate import passes as gp
+from verify.lowering.mode import Mode
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 # stage -> the lowering target whose pipeline it runs (a stage name says what graphs it draws:
@@ -103,7 +104,7 @@ def _stock(spec, target):
     from verify.lowering.lower import lower
 
     return _STOCK.get((spec.fingerprint(), target.name),
-                      lambda: lower(_program(spec, target), target, "full", reference_sets=0))
+                      lambda: lower(_program(spec, target), target, Mode.STOCK, reference_sets=0))
 
 
 def pipeline_pass_names(target) -> set[str]:
@@ -122,7 +123,7 @@ def pipeline_pass_names(target) -> set[str]:
         with quiet():
             program = export_program(Small().eval(), (torch.randn(1, 2, 4, 4),), target)
             with gp.only(None):  # fastpass on, every annotation neutral: stock behaviour, but stats
-                result = lower(program, target, "fast", features=("skip", "copy"), reference_sets=0)
+                result = lower(program, target, Mode.FASTPASS, features=("skip", "copy"), reference_sets=0)
         names = {s.pass_name for s in result.observation.steps}
         if result.fastpass_stats:
             names |= {r["name"] for r in result.fastpass_stats.get("per_pass", [])}
@@ -188,7 +189,7 @@ def input_ops(observation, pass_name: str) -> frozenset[str]:
 
 def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None) -> Outcome:
     """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated."""
-    from verify.compare.checks import compare, first_divergent_pass
+    from verify.compare.checks import compare, first_divergence
     from verify.lowering.lower import lower
 
     target = target_for(stage)
@@ -199,7 +200,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         stock = _stock(spec, target)
         with gp.only(keep if keep is not None else cls):
-            fast = lower(program, target, "fast", features=MODE_FEATURES[mode], reference_sets=0)
+            fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]
     invocations, skipped, copied, upstream = (_pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None
@@ -209,10 +210,10 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
     if not failing:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
-    where = first_divergent_pass(stock, fast, results)
-    culprit = where.split(" ", 1)[1] if where and " " in where else None
+    where = first_divergence(stock, results)
     lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
-    return Outcome(True, failing, "\n".join(lines), where, culprit, **counts)
+    return Outcome(True, failing, "\n".join(lines), where=where.label if where else None,
+                   culprit=where.pass_name if where else None, **counts)
 
 
 # ---------------------------------------------------------------------------------------------

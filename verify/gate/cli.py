@@ -19,7 +19,8 @@ from pathlib import Path
 
 from verify.report import atomic, junit
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Feature, GateVerdict, PassVerdict, count
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, count
+from verify.report.verdict import Feature, GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
 # Defaults measured on 2 shared cores (see the gate's report): a graph costs ~2-4 s per stage

@@ -29,8 +29,8 @@ from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import strategy_for
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, Feature, GateVerdict, PassVerdict
-from verify.report.verdict import Verdict
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict
+from verify.report.verdict import Feature, GateVerdict, Verdict
 
 
 class Divergence(Exception):
@@ -234,7 +234,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         v.verdict = unsound[0][0]  # skip is checked first
         v.reason = "; ".join(f"{verdict.value}: {o.detail.splitlines()[0] if o.detail else ''}"
                              for verdict, o in unsound)
-    elif v.modes and all(m.get("note") for m in v.modes.values()):
+    elif v.every_example_vacuous:
         first = next((m["vacuous_reason"] for m in v.modes.values() if m.get("vacuous_reason")), "")
         v.verdict, v.reason = GateVerdict.ERROR, f"no example could be run: every example was vacuous ({first})"
     else:
@@ -479,7 +479,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
             continue
         v = gate_pass(cls, None, direct_examples, direct_stage, out, seed, how="direct", max_ops=max_ops,
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
-        if v.verdict is GateVerdict.ERROR and "vacuous" in v.reason:
+        if v.verdict is GateVerdict.ERROR and v.every_example_vacuous:
             v.verdict = GateVerdict.UNTESTED
             v.reason = (f"not invoked by the {pipelines} pipelines, and it cannot run standalone on "
                         f"{direct_stage} graphs: {_first_vacuous_reason(v)}")

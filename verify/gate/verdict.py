@@ -1,4 +1,5 @@
-"""A gate verdict and what it rests on: the one place that says what `sound` means.
+"""What a gate verdict rests on: the one place that says what `sound` means (the verdict
+vocabulary itself, `GateVerdict` and `Feature`, is verify.report.verdict's).
 
 A pass is `sound` only when fastpass actually acted in it on the drawn graphs and the results
 stayed identical: for a copy-sound annotation at least K examples in which fastpass copied
@@ -12,45 +13,11 @@ JSON and the JUnit properties, so a reader sees what each "sound" rests on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
+from verify.report.verdict import Feature, GateVerdict
+
 DEFAULT_MIN_EVIDENCE = 5
-
-
-class Feature(str, Enum):
-    """The fastpass feature an annotation claims sound (the names `fastpass.enabled` takes)."""
-
-    SKIP = "skip"
-    COPY = "copy"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class GateVerdict(str, Enum):
-    SOUND = "sound"  # no divergence, and enough evidence that fastpass acted in the pass
-    UNEXERCISED = "unexercised"  # no divergence, but too little evidence (what was missing: reason)
-    UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
-    UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (reproducer saved)
-    UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (reproducer saved)
-    ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def unsound(cls, feature: Feature) -> "GateVerdict":
-        return cls.UNSOUND_SKIP if Feature(feature) is Feature.SKIP else cls.UNSOUND_COPY
-
-    @property
-    def is_unsound(self) -> bool:
-        return self in (GateVerdict.UNSOUND_SKIP, GateVerdict.UNSOUND_COPY)
-
-    @property
-    def fails(self) -> bool:
-        """Does this verdict fail CI (and block recording the gated revision)?"""
-        return self.is_unsound or self is GateVerdict.ERROR
 
 
 @dataclass
@@ -150,6 +117,12 @@ class PassVerdict:
     def ok(self) -> bool:
         """Not a failure: sound, unexercised or untested."""
         return not self.verdict.fails
+
+    @property
+    def every_example_vacuous(self) -> bool:
+        """Did every search (one per feature) find only examples that could not test anything
+        (each search notes it in its `modes` record)?"""
+        return bool(self.modes) and all(m.get("note") for m in self.modes.values())
 
     def evidence_for(self, feature: Feature) -> Evidence:
         if feature not in self.evidence:

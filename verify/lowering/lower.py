@@ -1,12 +1,12 @@
 """Lower one exported program in one mode and keep everything the comparison needs.
 
-The two modes are a switch, not two code paths: `full` is stock executorch, `fast` is the
-same call inside `fastpass.enabled(features)`. Everything else is shared.
+The two modes (verify.lowering.mode.Mode) are a switch, not two code paths: `stock` is
+executorch as installed, `fastpass` the same call inside `fastpass.enabled(features)`.
+Everything else is shared.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
 import traceback
@@ -15,12 +15,11 @@ from typing import Any
 
 from verify.lowering.constants import ConstantTensor, capture_constants
 from verify.lowering.heap import clear_graph_caches
+from verify.lowering.mode import Mode
 from verify.lowering.observe import Observation, observe_lowering
 from verify.lowering.reference import ReferenceRun, run_reference
 from verify.lowering.snapshot import GraphIds, GraphSnapshot, take_snapshot
 from verify.lowering.targets import Target
-
-MODES = ("full", "fast")
 
 
 @dataclass
@@ -34,7 +33,7 @@ class Payload:
 
 @dataclass
 class LoweringResult:
-    mode: str
+    mode: Mode
     features: tuple[str, ...]
     hash_seed: str | None
     seconds: float = 0.0
@@ -55,16 +54,6 @@ class LoweringResult:
         return self.error is None
 
 
-def _mode_context(mode: str, features: tuple[str, ...]):
-    if mode == "full":
-        return contextlib.nullcontext()
-    if mode == "fast":
-        import fastpass
-
-        return fastpass.enabled(features=features or None)
-    raise ValueError(f"unknown mode {mode!r}; modes are {MODES}")
-
-
 @dataclass
 class ObservedCall:
     """One observed lowering call: the comparable result, what the call returned, what it raised.
@@ -77,7 +66,7 @@ class ObservedCall:
     exception: Exception | None = None
 
 
-def lower(program: Any, target: Target, mode: str, features: tuple[str, ...] = (),
+def lower(program: Any, target: Target, mode: Mode | str, features: tuple[str, ...] = (),
           snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None) -> LoweringResult:
     """Lower a deep copy of `program` (so both modes start from the same graph) and observe it."""
     from executorch.exir import to_edge_transform_and_lower
@@ -98,13 +87,14 @@ def _graph_module_of(lowered: Any) -> Any:
     return lowered.graph_module
 
 
-def observe_call(call: Any, mode: str, features: tuple[str, ...] = (), snapshots: bool = True,
+def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), snapshots: bool = True,
                  reference_sets: int = 3, hash_seed: str | None = None) -> ObservedCall:
     """Run `call()` (any lowering or pass call returning an EdgeProgramManager or ExportedProgram) in
     `mode`, observing every pass, and build the LoweringResult the checks compare.
 
     Factored out of lower() so that verify.crosscheck builds its results from intercepted calls
-    the same way, rather than a second copy of this."""
+    the same way, rather than a second copy of this. `mode`: a Mode, or its value."""
+    mode = Mode(mode)
     result = LoweringResult(mode, tuple(features), hash_seed)
     observed = ObservedCall(result)
     stats_source = None
@@ -112,8 +102,8 @@ def observe_call(call: Any, mode: str, features: tuple[str, ...] = (), snapshots
     try:
         with observe_lowering(snapshots=snapshots) as observation:
             result.observation = observation  # kept when the lowering raises: it says how far it got
-            with _mode_context(mode, features):
-                if mode == "fast":
+            with mode.context(features):
+                if mode is Mode.FASTPASS:
                     import fastpass
 
                     fastpass.reset_stats()
@@ -152,7 +142,7 @@ def observe_call(call: Any, mode: str, features: tuple[str, ...] = (), snapshots
     return observed
 
 
-def _serialize(edge: Any, mode: str, features: tuple[str, ...], result: LoweringResult) -> None:
+def _serialize(edge: Any, mode: Mode, features: tuple[str, ...], result: LoweringResult) -> None:
     """`to_executorch().buffer`: the program a user ships, in the same mode as the lowering.
 
     Run after everything else is captured, outside the observation (its passes are not the
@@ -167,7 +157,7 @@ def _serialize(edge: Any, mode: str, features: tuple[str, ...], result: Lowering
     start = time.perf_counter()
     try:
         edge = copy.deepcopy(edge)
-        with _mode_context(mode, features):
+        with mode.context(features):
             result.program = bytes(edge.to_executorch().buffer)
     except Exception as exc:  # noqa: BLE001 - a failing serialization is a result to compare
         result.program_error = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0]

@@ -27,7 +27,8 @@ def _junit_case(r: CaseReport) -> JunitCase:
     check what it promised), as is a case the harness could not lower."""
     where = dict(classname=f"verify.{r.target}", name=r.model, seconds=r.wall_seconds)
     if r.verdict.is_failure:
-        return JunitCase(**where, end=CaseEnd.FAILURE, message=f"{r.verdict.value} at {r.first_divergent_pass}",
+        at = r.first_divergence.label if r.first_divergence else None
+        return JunitCase(**where, end=CaseEnd.FAILURE, message=f"{r.verdict.value} at {at}",
                          text=json.dumps(r.to_json()["check_details"], indent=1, default=str))
     if r.verdict is Verdict.ERROR:
         return JunitCase(**where, end=CaseEnd.ERROR, message=_first_line(r.error, "error"), text=r.error)

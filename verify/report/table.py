@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from verify.cases import Case
+from verify.lowering.mode import Mode
 from verify.report.verdict import NullOutcome, Verdict
 from verify.runner import CaseReport
 
@@ -19,7 +20,8 @@ def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stder
         status += ", NULL CHECK FAILED"
     line = f"  {status:<16} {case.model} on {case.target} ({report.wall_seconds:.0f} s"
     if report.seconds:
-        line += f"; full {report.seconds['full']:.1f} s, fast {report.seconds['fast']:.1f} s"
+        line += (f"; {Mode.STOCK} {report.seconds[Mode.STOCK]:.1f} s, "
+                 f"{Mode.FASTPASS} {report.seconds[Mode.FASTPASS]:.1f} s")
     print(line + ")", file=stream, flush=True)
     for text in describe(report):
         print("    " + text, file=stream, flush=True)
@@ -29,11 +31,11 @@ def describe(report: CaseReport) -> list[str]:
     lines = []
     if report.error:
         lines.append(f"error: {report.error.splitlines()[0]}")
-    if report.first_divergent_pass:
-        lines.append(f"first divergent pass: {report.first_divergent_pass}")
+    if report.first_divergence:
+        lines.append(f"first divergent pass: {report.first_divergence.label}")
     for name, check in report.checks.items():
         if not check.passed:
-            lines.append(f"{name}: differs at {check.first_divergence}")
+            lines.append(f"{name}: differs at {check.first_divergence.label if check.first_divergence else None}")
             lines.extend("  " + d for d in check.details[:6])
     nc = report.null_check or {}
     if report.null_outcome is NullOutcome.FAILED:
@@ -59,13 +61,12 @@ def table(reports: list[CaseReport]) -> str:
 
     # No speed ratio here: both modes share one process, so the first lowering also pays
     # warm-up. Speed is the bench's job (fresh process per lowering, interleaved).
-    head = ["model", "target", "verdict", *CHECKS, "null", "full s", "fast s"]
+    head = ["model", "target", "verdict", *CHECKS, "null", f"{Mode.STOCK} s", f"{Mode.FASTPASS} s"]
     rows = []
     for r in reports:
         marks = [("ok" if r.checks[c].passed else "DIFF") if c in r.checks else "-" for c in CHECKS]
         rows.append([r.model, r.target, r.verdict.value, *marks, _null_mark(r),
-                     f"{r.seconds['full']:.1f}" if r.seconds else "-",
-                     f"{r.seconds['fast']:.1f}" if r.seconds else "-"])
+                     *(f"{r.seconds[mode]:.1f}" if r.seconds else "-" for mode in Mode)])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))  # noqa: E731
     out = [fmt(head), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]

@@ -1,4 +1,7 @@
-"""The outcomes a case can have, as typed values; their `.value` is what JSON and JUnit carry."""
+"""Every verdict the harness gives, as typed values, in one module: `Verdict` for a comparison of
+two lowerings (a `run` case, a crosschecked call), `NullOutcome` for the cross-seed null check,
+`GateVerdict` for an annotation the gate checked. Their `.value` is what JSON and JUnit carry;
+code compares members (`verdict is Verdict.DIVERGENT`, `verdict.is_unsound`), never strings."""
 
 from __future__ import annotations
 
@@ -6,12 +9,16 @@ from enum import Enum
 
 
 class Verdict(str, Enum):
-    """What the pinned comparison (stock vs fastpass, same hash seed) found."""
+    """What comparing stock against fastpass found (`run`: the pinned comparison at one hash seed;
+    crosscheck: one intercepted call)."""
 
     IDENTICAL = "identical"
     DIVERGENT = "divergent"
-    ERROR = "error"
-    NONDETERMINISTIC = "nondeterministic"
+    ERROR = "error"  # both lowerings failed the same way, or the harness could not tell (run)
+    NONDETERMINISTIC = "nondeterministic"  # stock differed from itself on a recheck (run)
+    # Not compared, and why (crosscheck: e.g. the call's input could not be deep-copied): counted,
+    # never taken for "identical".
+    UNCHECKED = "unchecked"
 
     def __str__(self) -> str:
         return self.value
@@ -32,3 +39,40 @@ class NullOutcome(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class Feature(str, Enum):
+    """The fastpass feature an annotation claims sound (the names `fastpass.enabled` takes)."""
+
+    SKIP = "skip"
+    COPY = "copy"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class GateVerdict(str, Enum):
+    """What the gate found for one annotated pass (what `sound` rests on: verify.gate.verdict)."""
+
+    SOUND = "sound"  # no divergence, and enough evidence that fastpass acted in the pass
+    UNEXERCISED = "unexercised"  # no divergence, but too little evidence (what was missing: reason)
+    UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
+    UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (reproducer saved)
+    UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (reproducer saved)
+    ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def unsound(cls, feature: Feature) -> "GateVerdict":
+        return cls.UNSOUND_SKIP if Feature(feature) is Feature.SKIP else cls.UNSOUND_COPY
+
+    @property
+    def is_unsound(self) -> bool:
+        return self in (GateVerdict.UNSOUND_SKIP, GateVerdict.UNSOUND_COPY)
+
+    @property
+    def fails(self) -> bool:
+        """Does this verdict fail CI (and block recording the gated revision)?"""
+        return self.is_unsound or self is GateVerdict.ERROR
