@@ -155,17 +155,13 @@ def test_unsound_annotation_in_to_edge_is_divergent(tmp_path):
     """A wrong copy-sound annotation (MemoryFormatOpsPass said to target nothing): fastpass copies
     the `_to_copy` the pass exists to rewrite, and the crosscheck of to_edge says so."""
     from executorch.exir import to_edge
-    from fastpass.annotations import arm_registry, register
+    from fastpass.annotations import Entry, overridden
 
     name = "executorch.exir.passes.memory_format_ops_pass.MemoryFormatOpsPass"
-    original = arm_registry.REGISTRY[name]
     program = torch.export.export(CastModel(), (torch.randn(2, 3),))
-    register(name, [], skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
-    try:
-        with crosscheck(reproducer_dir=tmp_path) as session:
-            edge = to_edge(program)
-    finally:
-        register(name, original[0], skip_sound=original[1], copy_sound=original[2], why=original[3])
+    wrong = Entry(frozenset(), skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
+    with overridden({name: wrong}), crosscheck(reproducer_dir=tmp_path) as session:
+        edge = to_edge(program)
     assert "_to_dim_order_copy" in str(edge.exported_program().graph)  # stock, unchanged
     [record] = session.records
     assert record.entry_point is EntryPoint.TO_EDGE

@@ -11,12 +11,14 @@ of this file (``REDUNDANT``) and in fastpass/README.md.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 from executorch.exir.pass_base import ExportPass
 
 import fastpass
-from fastpass.annotations import register, unregister
+from fastpass.annotations import Entry, overridden
 
 A = torch.ops.aten
 
@@ -69,19 +71,11 @@ def _stock_and_fast(make_graph, run, features=("copy",)):
     return stock, fast, st
 
 
-class _Registered:
-    """``register`` a test pass for the duration of a ``with`` block."""
-
-    def __init__(self, cls, ops, skip_sound, copy_sound):
-        self.cls, self.args = cls, (cls, set(ops))
-        self.kw = dict(skip_sound=skip_sound, copy_sound=copy_sound, why="test_fastpass_rules")
-
-    def __enter__(self):
-        register(*self.args, **self.kw)
-        return self.cls
-
-    def __exit__(self, *exc):
-        unregister(self.cls)
+@contextlib.contextmanager
+def _Registered(cls, ops, skip_sound, copy_sound):
+    """An annotation entry for a test pass for the duration of a ``with`` block (yields the class)."""
+    with overridden({cls: Entry(set(ops), skip_sound=skip_sound, copy_sound=copy_sound, why="test_fastpass_rules")}):
+        yield cls
 
 
 def _export(module, *example):

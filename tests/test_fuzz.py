@@ -6,7 +6,6 @@ run); `tox -e fuzz` runs them with the `fuzz` profile over all cores.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
@@ -53,22 +52,11 @@ def test_random_graphs_lower_identically(target, shard):
     fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}")
 
 
-@contextlib.contextmanager
 def wrong_annotation(pass_cls, ops):
     """Claim `pass_cls` targets only `ops` (absent from every drawn graph): skip drops a needed pass."""
-    from fastpass.annotations import _lookup, qualname
+    from fastpass.annotations import Entry, overridden
 
-    registry = _lookup._registry()
-    saved = registry.get(qualname(pass_cls))
-    _lookup.register(pass_cls, ops, skip_sound=True, copy_sound=True, why="deliberately wrong (test)")
-    try:
-        yield
-    finally:
-        if saved is None:
-            _lookup.unregister(pass_cls)
-        else:
-            registry[qualname(pass_cls)] = saved
-            _lookup._CLASS_CACHE.clear()
+    return overridden({pass_cls: Entry(ops, skip_sound=True, copy_sound=True, why="deliberately wrong (test)")})
 
 
 def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):

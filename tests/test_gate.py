@@ -8,6 +8,7 @@ in a few minutes on 2 cores. Passes live in tests/passes/gate_passes.py.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -234,39 +235,67 @@ def test_infer_on_test_passes(name, expected, comparison):
 
 # ---- which passes: --changed-since ---------------------------------------------------------
 
-def test_changed_since_maps_registry_lines_to_passes(tmp_path):
+TRANSPOSE = "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass"
+NOOP = "executorch.backends.arm._passes.remove_noop_pass.RemoveNoopPass"
+
+
+def test_changed_since_compares_entries_not_source_lines(tmp_path):
+    """A copy of the real annotation package in a scratch repository: what is gated is what the
+    entries claim (op sets, flags) and what lookup answers, not which lines changed."""
+    from fastpass.annotations import lookup
+
     folder = tmp_path / "fastpass" / "annotations"
     folder.mkdir(parents=True)
-    registry = folder / "arm_registry.py"
-    registry.write_text(
-        '_AP = "executorch.backends.arm._passes."\n'
-        "REGISTRY: dict = {\n"
-        '    "executorch.backends.arm._passes.a_pass.APass": (UPSTREAM, True, True, _STD),\n'
-        '    _AP + "b_pass.BPass": (\n'
-        "        UPSTREAM, True, True,\n"
-        '        "why b"),\n'
-        '    "executorch.backends.arm._passes.c_pass.CPass": (UPSTREAM, True, True, _STD),\n'
-        "}\n")
-    (folder / "_lookup.py").write_text("X = 1\n")
-    git = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)  # noqa: E731
+    for path in (ROOT / "fastpass" / "annotations").glob("*.py"):
+        (folder / path.name).write_text(path.read_text())
+    (tmp_path / "fastpass" / "_copy.py").write_text("Y = 1\n")  # a core module
+    git = lambda *a: subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *a],  # noqa: E731
+                                    cwd=tmp_path, check=True, capture_output=True)
     git("init", "-q")
-    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
-    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    registry, lookup_py, discover_py = folder / "arm_registry.py", folder / "_lookup.py", folder / "_discover.py"
     text = registry.read_text()
-    registry.write_text(text.replace("UPSTREAM, True, True,\n", "UPSTREAM, True, False,\n")
-                        .replace("c_pass.CPass\": (UPSTREAM, True, True", "c_pass.CPass\": (UPSTREAM, False, True"))
+    assert gp.changed_since("HEAD", repo=tmp_path) == (set(), False)
+
+    # whitespace, comments, a reworded `why` and keyword-vs-positional arguments: nothing to gate
+    reformatted = (text.replace("REGISTRY: dict[str, Entry] = {\n", "# a comment\n\nREGISTRY: dict[str, Entry] = {\n\n")
+                   .replace("UPSTREAM, skip_sound=False, copy_sound=True,", "UPSTREAM ,  False,  True ,")
+                   .replace("not skip-sound for fastpass", "so fastpass must not skip it"))
+    assert reformatted != text
+    registry.write_text(reformatted)
+    assert gp.changed_since("HEAD", repo=tmp_path) == (set(), False)
+
+    # one pass's op set changes (through its helper function): exactly that pass
+    registry.write_text(text.replace("frozenset({torch.ops.aten.t.default})",
+                                     "frozenset({torch.ops.aten.t.default, torch.ops.aten.permute.default})"))
+    assert gp.changed_since("HEAD", repo=tmp_path) == ({TRANSPOSE}, False)
+    # one pass's flag changes: exactly that pass
+    registry.write_text(text.replace("UPSTREAM, skip_sound=False, copy_sound=True,",
+                                     "UPSTREAM, skip_sound=False, copy_sound=False,"))
+    assert gp.changed_since("HEAD", repo=tmp_path) == ({NOOP}, False)
+    registry.write_text(text)
+
+    # lookup and discovery are compared by what they answer: a comment moves nothing; discovery
+    # no longer reading upstream's target_ops moves exactly the passes annotated through it
+    lookup_text, discover_text = lookup_py.read_text(), discover_py.read_text()
+    lookup_py.write_text(lookup_text + "\n# a comment\n")
+    assert gp.changed_since("HEAD", repo=tmp_path) == (set(), False)
+    lookup_py.write_text(lookup_text)
+    discover_py.write_text(discover_text.replace('return ops, "upstream:target_ops"', "return None"))
     names, everything = gp.changed_since("HEAD", repo=tmp_path)
-    assert not everything
-    assert names == {"executorch.backends.arm._passes.b_pass.BPass", "executorch.backends.arm._passes.c_pass.CPass"}
-    (folder / "_lookup.py").write_text("X = 2\n")
-    assert gp.changed_since("HEAD", repo=tmp_path)[1] is True
-    (folder / "_lookup.py").write_text("X = 1\n")
-    assert gp.changed_since("HEAD", repo=tmp_path)[1] is False
-    (tmp_path / "fastpass" / "_copy.py").write_text("Y = 1\n")  # a core module, committed, then changed
-    git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".")
-    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "core")
+    assert names and not everything
+    for name in names:
+        module, _, cls_name = name.rpartition(".")
+        assert lookup(getattr(importlib.import_module(module), cls_name)).source == "upstream:target_ops"
+    discover_py.write_text(discover_text)
+
+    # a package that does not load, and a change to the copy machinery: everything
+    registry.write_text(text + "\nraise RuntimeError('broken')\n")
+    assert gp.changed_since("HEAD", repo=tmp_path) == (set(), True)
+    registry.write_text(text)
     (tmp_path / "fastpass" / "_copy.py").write_text("Y = 2\n")
-    assert gp.changed_since("HEAD", repo=tmp_path)[1] is True  # the copy machinery changed
+    assert gp.changed_since("HEAD", repo=tmp_path) == (set(), True)
 
 
 def test_gated_at_record_names_the_proven_revision(tmp_path):

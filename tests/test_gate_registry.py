@@ -23,15 +23,11 @@ def wrong_minmax_annotation():
     """ConvertMinMaxPass claimed skip-sound for `abs` instead of amax/amin/max/min: on a graph with
     amax but no abs, fastpass skips it and the amax is never converted."""
     from executorch.exir.dialects._ops import ops as exir_ops
-    from fastpass.annotations import arm_registry, register, unregister
+    from fastpass.annotations import Entry, overridden
 
-    saved = dict(arm_registry.REGISTRY)
-    register(MINMAX, (exir_ops.edge.aten.abs.default,), skip_sound=True, copy_sound=False,
-             why="test: wrong on purpose")
-    yield
-    arm_registry.REGISTRY.clear()
-    arm_registry.REGISTRY.update(saved)
-    unregister("tests.<clear-lookup-cache>")
+    with overridden({MINMAX: Entry({exir_ops.edge.aten.abs.default}, skip_sound=True, copy_sound=False,
+                                   why="test: wrong on purpose")}):
+        yield
 
 
 def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax_annotation):

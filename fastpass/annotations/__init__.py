@@ -13,14 +13,20 @@ Two separate facts are recorded per pass class (looked up by qualified name):
   recorded per-node values stale.
 
 ``lookup(pass_or_cls)`` returns an :class:`Annotation`; sources, in priority
-order: the explicit registry (``arm_registry``), then auto-discovery from
-class attributes (``_discover``).  Upstream ``ArmOpTargetedPass.target_ops`` is
-only ever treated as skip-sound.
+order: the registry :class:`Entry` in effect (``overridden`` contexts, then
+``register``-ed entries, then the checked-in ``arm_registry``), then
+auto-discovery from class attributes (``_discover``).  Upstream
+``ArmOpTargetedPass.target_ops`` is only ever treated as skip-sound.
+
+A temporary entry (the gate isolating one pass, a test's deliberately wrong
+claim) is ``with overridden({PassClass: Entry(...)}): ...``: it restores what
+was there on exit and never writes to the checked-in table.
 """
 
 from __future__ import annotations
 
-from ._model import Annotation, NO_ANNOTATION, qualname
-from ._lookup import lookup, register, registered_names, unregister
+from ._model import NO_ANNOTATION, UPSTREAM, Annotation, Entry, qualname
+from ._lookup import OverrideOrderError, entries, entry, lookup, overridden, register, registered_names, unregister
 
-__all__ = ["Annotation", "NO_ANNOTATION", "lookup", "qualname", "register", "registered_names", "unregister"]
+__all__ = ["Annotation", "Entry", "NO_ANNOTATION", "OverrideOrderError", "UPSTREAM", "entries", "entry", "lookup",
+           "overridden", "qualname", "register", "registered_names", "unregister"]

@@ -5,24 +5,29 @@
   (fastpass registry entries + auto-discovered ARM passes).
 * `only(cls)`: a context in which every other pass's annotation is neutral (not skip-, not
   copy-sound), so `fastpass.enabled(...)` changes the treatment of `cls` only.
-* `changed_since(rev)`: passes whose annotation changed since a git revision.
+* `changed_since(rev)`: passes whose annotation claims (entries compared, not source lines)
+  changed since a git revision.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import importlib
 import importlib.util
 import inspect
+import itertools
+import logging
 import pkgutil
 import re
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+_log = logging.getLogger(__name__)
 _LOADED_FILES: dict[str, Any] = {}
 ANNOTATIONS_DIR = "fastpass/annotations"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -53,13 +58,9 @@ def resolve(ref: str) -> type:
         module = _LOADED_FILES.get(str(path))
         if module is None:
             mod_name = "gate_user_" + re.sub(r"\W", "_", path.stem) + f"_{len(_LOADED_FILES)}"
-            spec = importlib.util.spec_from_file_location(mod_name, path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = module
             try:
-                spec.loader.exec_module(module)
+                module = _exec_module(mod_name, path)
             except BaseException as exc:  # noqa: BLE001 - a user's file: any failure is bad input
-                sys.modules.pop(mod_name, None)
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 raise PassRefError(f"cannot load {where!r}: {_one_line(exc)}") from None
@@ -91,6 +92,21 @@ def resolve_pass(ref: str) -> type:
         raise PassRefError(f"{ref!r} is {cls.__module__}.{cls.__qualname__}, not an ExportPass subclass "
                            "(fastpass skips and copies only in ExportPass calls)")
     return cls
+
+
+def _exec_module(name: str, path: Path, package_dir: str | None = None) -> Any:
+    """Import the file `path` as module (or, with `package_dir`, package) `name`; it stays in
+    `sys.modules` (a pass class's module must be found there) unless executing it fails."""
+    extra = {} if package_dir is None else {"submodule_search_locations": [package_dir]}
+    spec = importlib.util.spec_from_file_location(name, path, **extra)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
 
 
 def _one_line(exc: BaseException) -> str:
@@ -184,21 +200,16 @@ def ensure_annotation(cls: type) -> str:
 
 @contextlib.contextmanager
 def only(keep: Iterable[type] | type | None) -> Iterator[None]:
-    """Neutralise the annotation of every known pass except `keep`; restore the registry after."""
-    from fastpass.annotations import arm_registry, register, unregister
+    """Neutralise the annotation of every known pass except `keep` (an `annotations.overridden`
+    context: leaving it restores the entries exactly)."""
+    from fastpass.annotations import Entry, entries, overridden
 
     keep_set = {keep} if isinstance(keep, type) else set(keep or ())
     keep_names = {qualname(c) for c in keep_set}
-    saved = dict(arm_registry.REGISTRY)
-    try:
-        names = set(saved) | {qualname(c) for c in export_pass_classes()}
-        for name in names - keep_names:
-            register(name, (), skip_sound=False, copy_sound=False, why="verify gate: neutralised")
+    neutral = Entry(frozenset(), skip_sound=False, copy_sound=False, why="verify gate: neutralised")
+    names = set(entries()) | {qualname(c) for c in export_pass_classes()}
+    with overridden({name: neutral for name in names - keep_names}):
         yield
-    finally:
-        arm_registry.REGISTRY.clear()
-        arm_registry.REGISTRY.update(saved)
-        unregister("verify.gate.<clear-lookup-cache>")
 
 
 def upstream_skip_covers(cls: type) -> bool:
@@ -272,59 +283,123 @@ def op_name(op: Any) -> str:
 
 
 def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
-    """(qualnames whose registry entry changed, everything_changed).
+    """(qualnames whose annotation changed, everything_changed).
 
-    Compares each file under fastpass/annotations at `rev` with the working tree. A changed
-    registry line names its pass; a change anywhere else (discovery, lookup) or a registry that
-    did not exist at `rev` affects every annotation, and so does a change to fastpass's own
-    copy/skip machinery (fastpass/*.py outside the annotations)."""
+    Loads the annotation package (fastpass/annotations/*.py) as it was at `rev` and as it is in
+    the working tree, each in isolation, and compares what they claim: per registry entry its
+    `AnnotationClaim` (op set, or UPSTREAM; skip_sound; copy_sound), and per ExportPass class what
+    `lookup` answers (so a change to discovery or lookup names exactly the passes it moves). A
+    reworded `why`, a comment, a reformatted table or a new representation gates nothing. A
+    package that cannot be loaded at either side, and a change to fastpass's own copy/skip
+    machinery (fastpass/*.py outside the annotations), affect every annotation."""
     repo = repo or PROJECT_ROOT
-    folder = repo / ANNOTATIONS_DIR
     check = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=repo,
                            capture_output=True, text=True)
     if check.returncode != 0:
         raise PassRefError(f"unknown git revision {rev!r}: {check.stderr.strip()}")
+    # The copy/skip machinery is what makes an annotation sound or not: a change to it puts every
+    # annotation up for proof again.
+    core = subprocess.run(["git", "diff", "--name-only", rev, "--", "fastpass"], cwd=repo,
+                          capture_output=True, text=True)
+    if core.returncode != 0 or any(line.endswith(".py") and not line.startswith(ANNOTATIONS_DIR + "/")
+                                   for line in core.stdout.splitlines()):
+        return set(), True
+    old_files = _annotation_files_at(rev, repo)
+    new_files = {path.name: path.read_text() for path in sorted((repo / ANNOTATIONS_DIR).glob("*.py"))}
+    if old_files == new_files:
+        return set(), False
+    try:
+        with _isolated_package(old_files, "at_rev") as old, _isolated_package(new_files, "tree") as new:
+            return _changed_claims(old, new), False
+    except Exception as exc:  # noqa: BLE001 - either side may be any code: nothing is comparable
+        _log.warning("annotations at %s or in the tree cannot be loaded (%s): every annotation is changed",
+                     rev, _one_line(exc))
+        return set(), True
+
+
+@dataclass(frozen=True)
+class AnnotationClaim:
+    """What an annotation claims, and so what the gate proves: `why` and `source` are left out."""
+
+    ops: frozenset[str] | str  # op names, "UPSTREAM" (the pass's own target_ops), or "unresolvable: ..."
+    skip_sound: bool
+    copy_sound: bool
+
+
+def _entry_claim(package: Any, value: Any) -> AnnotationClaim:
+    """The claim of one registry value: an `Entry`, or the `(ops, skip, copy, why)` tuple of
+    registries written before Entry existed (the recorded gated-at revision may predate it)."""
+    if isinstance(value, tuple):
+        ops, skip_sound, copy_sound = value[:3]
+    else:
+        ops, skip_sound, copy_sound = value.ops, value.skip_sound, value.copy_sound
+    if ops is getattr(package.arm_registry, "UPSTREAM", None):
+        names: frozenset[str] | str = "UPSTREAM"
+    else:
+        try:
+            names = frozenset(op_name(op) for op in (ops() if callable(ops) else ops))
+        except Exception as exc:  # noqa: BLE001 - e.g. a module the entry names no longer exists
+            names = f"unresolvable: {_one_line(exc)}"
+    return AnnotationClaim(names, bool(skip_sound), bool(copy_sound))
+
+
+def _lookup_claim(package: Any, cls: type) -> AnnotationClaim:
+    ann = package.lookup(cls)
+    return AnnotationClaim(frozenset(op_name(op) for op in ann.targeted_ops), ann.skip_sound, ann.copy_sound)
+
+
+def _changed_claims(old: Any, new: Any) -> set[str]:
+    old_entries, new_entries = old.arm_registry.REGISTRY, new.arm_registry.REGISTRY
     names: set[str] = set()
-    everything = False
-    for path in sorted(folder.glob("*.py")):
-        rel = path.relative_to(repo).as_posix()
-        old = subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=repo, capture_output=True, text=True)
-        new_text = path.read_text()
-        if old.returncode != 0:
-            if path.name == "arm_registry.py" or path.name != "__init__.py":
-                everything = True
+    for name in sorted(set(old_entries) | set(new_entries)):
+        before = _entry_claim(old, old_entries[name]) if name in old_entries else None
+        after = _entry_claim(new, new_entries[name]) if name in new_entries else None
+        if before != after:
+            _log.info("annotation entry changed: %s: %s -> %s", name, before, after)
+            names.add(name)
+    import_pass_modules()
+    for cls in export_pass_classes():
+        if cls.__module__.startswith("gate_user_"):
             continue
-        if old.stdout == new_text:
-            continue
-        if path.name != "arm_registry.py":
-            everything = True
-            continue
-        old_lines, new_lines = old.stdout.splitlines(), new_text.splitlines()
-        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
-            for lines, lo, hi in ((old_lines, i1, i2), (new_lines, j1, j2)):
-                for k in range(lo, hi):
-                    owner = _entry_of(lines, k)
-                    if owner is None:
-                        if lines[k].strip() and not lines[k].strip().startswith("#"):
-                            everything = True  # a helper or constant outside REGISTRY changed
-                    else:
-                        names.add(owner)
-                if hi == lo and lines is new_lines and j1 < len(new_lines):
-                    owner = _entry_of(new_lines, j1)
-                    if owner:
-                        names.add(owner)
-    if not everything:
-        # The copy/skip machinery is what makes an annotation sound or not: a change to it
-        # (fastpass/*.py outside the annotations) puts every annotation up for proof again.
-        core = subprocess.run(["git", "diff", "--name-only", rev, "--", "fastpass"], cwd=repo,
-                              capture_output=True, text=True)
-        changed = [line for line in core.stdout.splitlines()
-                   if line.endswith(".py") and not line.startswith(ANNOTATIONS_DIR + "/")]
-        everything = core.returncode != 0 or bool(changed)
-    return names, everything
+        name = qualname(cls)
+        before, after = _lookup_claim(old, cls), _lookup_claim(new, cls)
+        if before != after and name not in names:  # a changed entry was logged above
+            _log.info("annotation lookup changed: %s: %s -> %s", name, before, after)
+            names.add(name)
+    return names
+
+
+def _annotation_files_at(rev: str, repo: Path) -> dict[str, str]:
+    listing = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:{ANNOTATIONS_DIR}"], cwd=repo,
+                             capture_output=True, text=True)
+    files = {}
+    for name in listing.stdout.split() if listing.returncode == 0 else ():
+        if name.endswith(".py"):
+            files[name] = subprocess.run(["git", "show", f"{rev}:{ANNOTATIONS_DIR}/{name}"], cwd=repo,
+                                         capture_output=True, text=True, check=True).stdout
+    return files
+
+
+_ISOLATED = itertools.count()
+
+
+@contextlib.contextmanager
+def _isolated_package(files: dict[str, str], tag: str) -> Iterator[Any]:
+    """The annotation package made of `files`, imported under a private name from a temporary
+    folder (its relative imports resolve inside it) and removed from `sys.modules` after."""
+    if "arm_registry.py" not in files:
+        raise PassRefError("no arm_registry.py")
+    name = f"_fastpass_annotations_{tag}_{next(_ISOLATED)}"
+    with tempfile.TemporaryDirectory(prefix="fastpass-annotations-") as folder:
+        for file_name, text in files.items():
+            (Path(folder) / file_name).write_text(text)
+        try:
+            package = _exec_module(name, Path(folder) / "__init__.py", package_dir=folder)
+            importlib.import_module(f"{name}.arm_registry")
+            yield package
+        finally:
+            for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[module]
 
 
 GATED_AT = "fastpass/annotations/gated-at"
@@ -359,26 +434,3 @@ def record_gated(repo: Path | None = None) -> str:
         if path.exists() else []
     path.write_text("\n".join(comments + [head.stdout.strip()]) + "\n")
     return head.stdout.strip()
-
-
-def _registry_names_in(line: str) -> set[str]:
-    out = set()
-    for m in re.finditer(r'_AP\s*\+\s*"([\w.]+)"', line):
-        out.add("executorch.backends.arm._passes." + m.group(1))
-    for m in re.finditer(r'"((?:executorch|[a-zA-Z_][\w]*)\.[\w.]+\.[A-Z]\w*)"', line):
-        out.add(m.group(1))
-    return out
-
-
-def _entry_of(lines: list[str], k: int) -> str | None:
-    """The registry entry that line `k` belongs to (None if it lies outside REGISTRY)."""
-    start = next((i for i, line in enumerate(lines) if line.startswith("REGISTRY")), None)
-    if start is None or k <= start:
-        return None
-    for i in range(k, start, -1):
-        found = _registry_names_in(lines[i])
-        if found:
-            return sorted(found)[0]
-        if i < k and lines[i].rstrip().endswith("),") and lines[i].startswith("    ") and not lines[i].startswith("     "):
-            return None
-    return None
