@@ -27,9 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
 
-MODES: dict[str, list[str]] = {"stock": [], "fastpass": ["--fastpass=on"], "crosscheck": ["--fastpass=crosscheck"]}
+# the suite's runs: the two lowering modes (verify.lowering.mode), and crosscheck
+MODES: dict[str, list[str]] = {Mode.STOCK.value: [], Mode.FASTPASS.value: ["--fastpass=on"],
+                               "crosscheck": ["--fastpass=crosscheck"]}
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
@@ -188,7 +191,7 @@ def summarize(runs: list[ModeRun]) -> int:
     for test, per_mode in diff:
         failed = True
         print(f"  MISMATCH {test}: " + ", ".join(f"{m} {o}" for m, o in per_mode.items()))
-    stock = next((r for r in runs if r.mode == "stock"), runs[0])
+    stock = next((r for r in runs if r.mode == Mode.STOCK), runs[0])
     if stock.report["skip_reasons"]:
         print(f"\nskipped by the suite's own markers ({stock.mode}), by reason:")
         for reason, count in stock.report["skip_reasons"].items():

@@ -103,9 +103,6 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 # reproducers
 
 
-_MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
-
-
 def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str, spec, outcome: check.Outcome,
                      how: str, stage: str, exclude: list[str] | None = None) -> Path:
     """Save the graph as a runnable reproducer (verify.report.reproducer's format): the pass and
@@ -113,7 +110,7 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str,
     the passes fastpass was not on for."""
     verdict = GateVerdict(verdict).value
     path = out / "reproducers" / f"{v.name}-{verdict}.py"
-    manifest = Manifest(Producer.GATE, stage, _MODE_FEATURES[mode], outcome.where,
+    manifest = Manifest(Producer.GATE, stage, check.MODE_FEATURES[mode], outcome.where,
                         f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
                         graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
     scope = ([f"Scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
