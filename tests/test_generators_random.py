@@ -298,6 +298,9 @@ def test_reach_tables_name_real_passes_and_ops():
         assert ops and set(ops) <= set(vocab) and why, name
     assert all(why for why in reach.UNREACHABLE.values())
     assert set(REACH_OPS) <= set(vocab)
+    for name, (ops, why) in reach.FORM_ROUTES.items():
+        assert name in annotated and name not in reach.UNREACHABLE, name
+        assert ops and set(ops) <= set(vocab) and why, name
     assert reach.edge_forms("aten.expand.default") == {"aten.expand.default", "aten.expand_copy.default"}
     assert "dim_order_ops._to_dim_order_copy.default" in reach.edge_forms("aten._to_copy.default")
 
@@ -346,3 +349,50 @@ def test_reach_ops_lower(target):
         check_buildable(spec, quantize_int=target.endswith("INT"), lower_targets=(target,))
 
     inner()
+
+
+# ---- forms a pass acts on (reach.FORM_ROUTES) --------------------------------------------------
+
+def _exported_nodes(name, par, shapes=((1, 4, 6, 6), (1, 4, 6, 6))):
+    spec = interpret(list(shapes), [(name, 0, par)])
+    model, ex = spec.build()
+    return [n for n in torch.export.export(model, ex).graph.nodes if n.op == "call_function"]
+
+
+def _opname(node):
+    return f"{node.target._opname}.{node.target._overloadname}" if hasattr(node.target, "_overloadname") else ""
+
+
+def test_add_alpha_presents_add_or_sub_with_alpha_other_than_one():
+    """DecomposeAddSubAlphaPass's should_run_pass ignores add/sub whose alpha is 1."""
+    seen = set()
+    for par in range(12):  # op x alpha x form
+        nodes = [n for n in _exported_nodes("add_alpha", par) if _opname(n) in ("add.Tensor", "sub.Tensor")]
+        assert len(nodes) == 1, par
+        assert nodes[0].kwargs.get("alpha", 1) != 1, (par, nodes[0].kwargs)
+        seen.add((_opname(nodes[0]), nodes[0].kwargs["alpha"]))
+    assert {op for op, _ in seen} == {"add.Tensor", "sub.Tensor"} and len({a for _, a in seen}) == 3
+
+
+def test_outer_presents_a_binary_op_with_two_broadcast_operands():
+    """BroadcastArgsPass (U55) acts only when more than one operand of add/sub/mul broadcasts."""
+    seen = set()
+    for par in range(3):
+        (node,) = [n for n in _exported_nodes("outer", par) if _opname(n) in ("add.Tensor", "sub.Tensor", "mul.Tensor")]
+        out = tuple(node.meta["val"].shape)
+        assert out == (1, 4, 6, 6)
+        assert all(tuple(a.meta["val"].shape) != out for a in node.args), node.args
+        seen.add(_opname(node))
+    assert seen == {"add.Tensor", "sub.Tensor", "mul.Tensor"}
+
+
+def test_ne_presents_not_equal_in_both_forms():
+    forms = {_opname(n) for par in range(2) for n in _exported_nodes("ne", par) if _opname(n).startswith("ne.")}
+    assert forms == {"ne.Tensor", "ne.Scalar"}
+
+
+def test_index_rows_indexes_dim_zero_without_none_indices():
+    """IndexTensorSupported delegates aten.index.Tensor only without None indices (x[idx])."""
+    for par in range(9):
+        (node,) = [n for n in _exported_nodes("index_rows", par) if _opname(n) == "index.Tensor"]
+        assert len(node.args[1]) == 1 and node.args[1][0] is not None, node.args

@@ -115,6 +115,10 @@ EXPORT = {
     'adaptive_max_pool2d': ('aten.adaptive_max_pool2d.default',),
     'bool_logic': ('aten.__xor__.Tensor', 'aten.bitwise_not.default', 'aten.gt.Scalar', 'aten.lt.Scalar', 'aten.where.ScalarOther'),
     'cast': ('aten._assert_tensor_metadata.default', 'aten.add.Tensor', 'aten.clone.default', 'aten.contiguous.default', 'aten.to.dtype'),
+    'add_alpha': ('aten.add.Tensor', 'aten.sub.Tensor'),
+    'outer': ('aten.add.Tensor', 'aten.mean.dim', 'aten.mul.Tensor', 'aten.sub.Tensor'),
+    'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
+    'index_rows': ('aten.index.Tensor',),
 }
 
 CORE = {
@@ -226,4 +230,8 @@ CORE = {
     'adaptive_max_pool2d': ('aten.adaptive_max_pool2d.default',),
     'bool_logic': ('aten.bitwise_not.default', 'aten.bitwise_xor.Tensor', 'aten.gt.Scalar', 'aten.lt.Scalar', 'aten.scalar_tensor.default', 'aten.where.self'),
     'cast': ('aten._assert_tensor_metadata.default', 'aten._to_copy.default', 'aten.add.Tensor', 'aten.clone.default'),
+    'add_alpha': ('aten.add.Tensor', 'aten.sub.Tensor'),
+    'outer': ('aten.add.Tensor', 'aten.mean.dim', 'aten.mul.Tensor', 'aten.sub.Tensor'),
+    'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
+    'index_rows': ('aten.index.Tensor',),
 }

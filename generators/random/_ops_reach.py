@@ -397,3 +397,77 @@ def _cast_emit(args, params, in_shapes):
 REGISTRY["cast"] = _OpDef("cast", ("aten._to_copy.default", "aten.to.dtype", "aten.clone.default", "aten.contiguous.default"),
                           _cast_inst, _cast_emit,
                           kind="unary")
+
+
+# ---- forms that only some arguments of a common op present -----------------------------------
+# Each of these presents an op the vocabulary already has (add, sub, mul, ne), but in the one
+# form a pass acts on: the generic op draws it rarely or never (reach.FORM_ROUTES says which
+# pass needs which form).
+
+def _alpha_inst(ctx):
+    """add/sub with alpha != 1 (DecomposeAddSubAlphaPass's should_run_pass ignores every other)."""
+    op = ctx.choice(["add", "sub"])
+    alpha = ctx.choice([2.0, 0.5, -1.0])
+    form = ctx.choice(["tensor", "const"])
+    if form == "tensor":
+        other = ctx.partner(_bcast_ok(ctx.x))
+        return {"op": op, "alpha": alpha, "form": form}, [other], broadcast_shape(ctx.x, ctx.pool[other])
+    return {"op": op, "alpha": alpha, "form": form}, [], ctx.x
+
+
+def _alpha_emit(args, params, in_shapes):
+    if params["form"] == "tensor":
+        return f"torch.{params['op']}({args[0]}, {args[1]}, alpha={_fmt(params['alpha'])})", []
+    shape = (in_shapes[0][-1],)
+    return (f"torch.{params['op']}({args[0]}, self.{{c}}, alpha={_fmt(params['alpha'])})",
+            [("c", shape, -1.0, 1.0, False)])
+
+
+REGISTRY["add_alpha"] = _OpDef("add_alpha", ("aten.add.Tensor", "aten.sub.Tensor"), _alpha_inst, _alpha_emit,
+                               kind="binary")
+
+
+def _outer_inst(ctx):
+    """row pooling (op) column pooling: [.., H, 1] (op) [.., 1, W] -> [.., H, W], both operands
+    broadcast (coordinate attention, separable pooling).  BroadcastArgsPass (U55) acts only on an
+    add/sub/mul with more than one broadcast operand."""
+    return {"op": ctx.choice(["mul", "add", "sub"])}, [], ctx.x
+
+
+def _outer_emit(args, params, in_shapes):
+    sym = {"mul": "*", "add": "+", "sub": "-"}[params["op"]]
+    x = args[0]
+    return f"({x}.mean(dim=-1, keepdim=True) {sym} {x}.mean(dim=-2, keepdim=True))", []
+
+
+REGISTRY["outer"] = _OpDef("outer", ("aten.mean.dim", "aten.mul.Tensor", "aten.add.Tensor", "aten.sub.Tensor"),
+                           _outer_inst, _outer_emit, accepts=lambda x: len(x) >= 2, kind="binary")
+
+
+def _ne_inst(ctx):
+    """x != y selecting between x and y (`where`'s ne branch, drawn with 1/6 of its comparisons
+    and seldom: the comparison is its first, most-shrunk choice)."""
+    form = ctx.choice(["tensor", "scalar"])
+    other = ctx.partner(_bcast_ok(ctx.x))
+    return {"form": form}, [other], broadcast_shape(ctx.x, ctx.pool[other])
+
+
+def _ne_emit(args, params, in_shapes):
+    a, b = args
+    if params["form"] == "tensor":
+        return f"torch.where({a} != {b}, {a}, {b})", []
+    return f"torch.where({a} != 0.0, {a}, {b})", []
+
+
+REGISTRY["ne"] = _OpDef("ne", ("aten.ne.Tensor", "aten.ne.Scalar", "aten.where.self"), _ne_inst, _ne_emit,
+                        kind="binary")
+
+
+def _index_rows_inst(ctx):
+    """x[idx] along dim 0 only: the one aten.index.Tensor form the partitioner delegates (no None
+    indices) and DecomposeIndexTensorToGatherPass rewrites; `index` draws it for one dim in rank."""
+    return _constant_index(ctx, [0])
+
+
+REGISTRY["index_rows"] = _OpDef("index_rows", ("aten.index.Tensor",), _index_rows_inst, _index_tensor_emit,
+                                kind="layout")

@@ -15,7 +15,9 @@ runs.  Three routes, in this order:
 ``UNREACHABLE`` lists, with the reason, every annotated pass that no graph of ours can present
 its ops to - also those a vocabulary op names but that never see it in a lowering (the op is
 decomposed earlier, or the pass only runs inside the quantizer).  ``TARGET_ONLY`` names the
-passes that act on one target only, so that the fuzz campaign knows which target to run.
+passes that act on one target only, so that the fuzz campaign knows which target to run;
+``FORM_ROUTES`` the vocabulary ops that present a pass's op in the one form it acts on (graph
+biasing by targeted ops alone draws those forms rarely or never).
 ``tests/test_generators_random.py`` checks that every annotated pass has a route or a reason,
 and that no entry here is stale.  Keys are pass class names (unique among annotated passes).
 """
@@ -82,6 +84,17 @@ UNREACHABLE: dict[str, str] = {
                                              "rewrote every static one",
     "RemoveSafeSoftmaxGuardPass": "the default pass-pipeline config (sdpa_safe_softmax_guard=PRESERVE) "
                                   "drops it from the pipeline",
+    "RewriteAdaptiveAvgPool2dPass": "acts only on adaptive_avg_pool2d with symbolic (dynamic) spatial shapes "
+                                    "(TOSA >= 1.1 with the shape extension); DecomposeAdaptiveAvgPool2dPass, "
+                                    "earlier in the same pipeline, rewrites every static one to avg_pool2d "
+                                    "(measured: a relu -> adaptive_avg_pool2d(2, 2) -> relu graph hands this "
+                                    "pass avg_pool2d and clamp on tosa-fp)",
+    "DecomposeBatchNormNoStatsPass": "FuseBatchNorm2dPass, just before it, folds every float32 "
+                                     "_native_batch_norm_legit_no_training into a convolution (it leaves only "
+                                     "bfloat16 ones; the vocabulary is float32); the no_stats form (training-mode "
+                                     "batch_norm without running stats) is in neither TOSA support list, so the "
+                                     "partitioner leaves it on the CPU; on INT targets the quantizer's "
+                                     "transform_for_annotation copy of the pass decomposes it first",
     "CastToInt32Pass": "acts on bitwise shifts of integer tensors; the vocabulary's values are float32 and "
                        "an int shift is neither quantizable nor delegated on the float targets",
 }
@@ -102,6 +115,35 @@ PRODUCED_IN_PIPELINE: dict[str, tuple[tuple[str, ...], str]] = {
 TARGET_ONLY: dict[str, tuple[str, ...]] = {
     "DecomposePermuteForU55Pass": ("ethos-u55",),
     "DecomposeLargeStrideMaxPool2dForU55Pass": ("ethos-u55",),
+    "BroadcastArgsPass": ("ethos-u55",),
+}
+
+# Passes that act on one form of their op only (an argument value, a broadcast, an op an earlier
+# pass must have retraced), or whose annotation names no targeted op although the pass only
+# retraces (the only time fastpass copies in it) when one op is present: the vocabulary ops that
+# present that form, and why.  Matching targeted ops alone draws these forms rarely or never:
+# every op with a "+ 0.1" presents add.Tensor, where's ne is one comparison in six.
+FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
+    "DecomposeAddSubAlphaPass": (("add_alpha",),
+                                 "its should_run_pass takes only add/sub with alpha != 1; tosa-fp only (on INT "
+                                 "the quantizer's copy of the pass decomposes them first)"),
+    "DecomposeNotEqualPass": (("ne", "where"),
+                              "ne.Tensor (ne.Scalar becomes one in ReplaceScalarWithTensorByProfilePass); "
+                              "tosa-fp only (on INT the quantizer's copy of the pass decomposes it first)"),
+    "BroadcastArgsPass": (("outer",),
+                          "ethos-u55 only; its should_run_pass needs an add/sub/mul with more than one "
+                          "broadcast operand"),
+    "ConvertSplitToSlicePass": (("split", "chunk"),
+                                "retrace-only annotation, but the pass retraces only when a split is present; "
+                                "fastpass copies the cold nodes upstream of the split, so the graph needs one"),
+    "DecomposeIndexTensorToGatherPass": (("index_rows",),
+                                         "x[idx] along dim 0: IndexTensorSupported rejects x[:, idx] (None "
+                                         "indices), which `index` draws for all but one of its dims"),
+    "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
+                               "the pass runs 4th in the pipeline: fastpass can copy only nodes an earlier "
+                               "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "
+                               "conv2d/linear -> relu; on tosa-fp the partitioner rejects the generator's int64 "
+                               "gather index (GatherSupported wants int32; on INT the quantizer converts it)"),
 }
 
 # to_edge replaces view ops by their *_copy form and dtype/memory-format copies by dim-order ops.
