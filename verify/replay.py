@@ -42,13 +42,18 @@ def add_parser(sub) -> None:
     parser.set_defaults(handler=cmd_replay)
 
 
-def cmd_replay(args) -> int:
-    if not args.file.is_file():
-        raise UsageError(f"no such reproducer: {args.file}")
+def read(path: Path) -> Reproducer:
+    """The reproducer at `path`; UsageError (exit 2) if there is none or it is not one."""
+    if not path.is_file():
+        raise UsageError(f"no such reproducer: {path}")
     try:
-        saved = load(args.file)
+        return load(path)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
+
+
+def cmd_replay(args) -> int:
+    saved = read(args.file)
     manifest = saved.manifest
     seed = manifest.hash_seed
     if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:

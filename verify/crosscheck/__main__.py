@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 from verify.crosscheck.reproducer import replay
-from verify.report.reproducer import ReproducerError, load
+from verify.replay import read
+from verify.report.reproducer import ReproducerError
+from verify.usage import UsageError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,14 +29,11 @@ def main(argv: list[str] | None = None) -> int:
     replay_parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
-    if not args.file.is_file():
-        print(f"error: no such reproducer: {args.file}", file=sys.stderr)
-        return 2
     try:
-        saved = load(args.file)
+        saved = read(args.file)
         features = tuple(f for f in args.features.split(",") if f) if args.features is not None else None
         replayed = replay(saved, features, args.reference_sets)
-    except ReproducerError as exc:
+    except (UsageError, ReproducerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(replayed.describe())
