@@ -1,13 +1,14 @@
 """Where crosscheck catches a lowering: four patch points, installed together, restored exactly.
 
-Every lowering and every top-level pass call in executorch 1.5.1 goes through one of these:
+Every lowering and every top-level pass call in executorch 1.5.1 goes through one of these
+(`patch_points()`, installed with `fastpass.patching`; the "why" column says what each catches):
 
-| object                                             | how patched            | catches |
-|----------------------------------------------------|------------------------|---------|
-| `exir.program._program.to_edge_transform_and_lower`| its wrapper's `func` cell | every `to_edge_transform_and_lower(...)` |
-| `exir.program._program.to_edge`                    | its wrapper's `func` cell | every `to_edge(...)` |
-| `exir.program._program.EdgeProgramManager`         | `to_backend` attribute | `edge.to_backend(partitioner)` |
-| `exir.program._program`                            | `_transform_with_pass_manager` global | `_transform(ep, *passes)` (ArmTester's RunPasses, the test harness's RunPasses, user code) and `EdgeProgramManager.transform` |
+| owner | attribute | why |
+|---|---|---|
+| `executorch.exir.program._program.to_edge_transform_and_lower (et_logger wrapper)` | `func` (closure cell) | every `to_edge_transform_and_lower(...)` |
+| `executorch.exir.program._program.to_edge (et_logger wrapper)` | `func` (closure cell) | every `to_edge(...)` |
+| `executorch.exir.program._program.EdgeProgramManager` | `to_backend` | `edge.to_backend(partitioner)` |
+| `executorch.exir.program._program` | `_transform_with_pass_manager` | `_transform(ep, *passes)` (ArmTester's RunPasses, the test harness's RunPasses, user code) and `EdgeProgramManager.transform` |
 
 Why these and not the names callers use: the entry points are bound by `from executorch.exir
 import to_edge_transform_and_lower` in arm_tester.py, the test harness's stages and user code,
@@ -32,17 +33,17 @@ import contextlib
 import functools
 from typing import Any, Callable, Iterator
 
+from fastpass.patching import PatchPoint, Patches
 from verify.crosscheck.record import EntryPoint
 
 # handler(entry_point, original, args, kwargs) -> the call's value, for the outermost calls.
 Handler = Callable[[EntryPoint, Callable[..., Any], tuple, dict], Any]
 
 _depth = 0
-_restore: list[Callable[[], None]] = []
 
 
 def installed() -> bool:
-    return bool(_restore)
+    return PATCHES.active
 
 
 @contextlib.contextmanager
@@ -67,45 +68,48 @@ def _interceptor(entry: EntryPoint, original: Callable[..., Any], handler: Handl
     return intercepted
 
 
-def _swap_logger_cell(wrapper: Any, name: str, entry: EntryPoint, handler: Handler) -> Callable[[], None]:
+def _logger_wrapper(wrapper: Any, name: str) -> Any:
+    """`wrapper`, checked to be the et_logger wrapper of `name` whose `func` cell we patch."""
     closure = getattr(wrapper, "__closure__", None) or ()
     names = getattr(getattr(wrapper, "__code__", None), "co_freevars", ())
     if names != ("func",) or len(closure) != 1 or getattr(closure[0].cell_contents, "__name__", None) != name:
         raise RuntimeError(f"verify.crosscheck: executorch's {name} is not the et_logger wrapper it was "
                            f"built against (executorch 1.5.1); its call cannot be intercepted")
-    cell = closure[0]
-    original = cell.cell_contents
-    cell.cell_contents = _interceptor(entry, original, handler)
-
-    def restore() -> None:
-        cell.cell_contents = original
-
-    return restore
+    return wrapper
 
 
-def _swap_attribute(owner: Any, attr: str, entry: EntryPoint, handler: Handler) -> Callable[[], None]:
-    original = owner.__dict__[attr]
-    setattr(owner, attr, _interceptor(entry, original, handler))
-    return lambda: setattr(owner, attr, original)
+def patch_points(handler: Handler) -> list[PatchPoint]:
+    """The table (the module docstring shows it): every row routes its calls to `handler`."""
+    from executorch.exir.program import _program
+
+    def route(entry: EntryPoint) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return lambda original: _interceptor(entry, original, handler)
+
+    return [
+        PatchPoint.closure_cell(_logger_wrapper(_program.to_edge_transform_and_lower, "to_edge_transform_and_lower"),
+                                "func", (), wrap=route(EntryPoint.TO_EDGE_TRANSFORM_AND_LOWER),
+                                why="every `to_edge_transform_and_lower(...)`",
+                                label="executorch.exir.program._program.to_edge_transform_and_lower (et_logger wrapper)"),
+        PatchPoint.closure_cell(_logger_wrapper(_program.to_edge, "to_edge"), "func", (),
+                                wrap=route(EntryPoint.TO_EDGE), why="every `to_edge(...)`",
+                                label="executorch.exir.program._program.to_edge (et_logger wrapper)"),
+        PatchPoint(_program.EdgeProgramManager, "to_backend", (), wrap=route(EntryPoint.TO_BACKEND),
+                   why="`edge.to_backend(partitioner)`"),
+        PatchPoint(_program, "_transform_with_pass_manager", (), wrap=route(EntryPoint.PASS_CALL),
+                   why="`_transform(ep, *passes)` (ArmTester's RunPasses, the test harness's RunPasses, user "
+                       "code) and `EdgeProgramManager.transform`"),
+    ]
+
+
+PATCHES = Patches("verify.crosscheck", "call verify.crosscheck.disable()")
 
 
 def install(handler: Handler) -> None:
     """Route the outermost call of every entry point through `handler`."""
-    if _restore:
+    if PATCHES.active:
         raise RuntimeError("verify.crosscheck is already enabled (it does not nest)")
-    from executorch.exir.program import _program
-
-    try:
-        _restore.append(_swap_logger_cell(_program.to_edge_transform_and_lower, "to_edge_transform_and_lower",
-                                          EntryPoint.TO_EDGE_TRANSFORM_AND_LOWER, handler))
-        _restore.append(_swap_logger_cell(_program.to_edge, "to_edge", EntryPoint.TO_EDGE, handler))
-        _restore.append(_swap_attribute(_program.EdgeProgramManager, "to_backend", EntryPoint.TO_BACKEND, handler))
-        _restore.append(_swap_attribute(_program, "_transform_with_pass_manager", EntryPoint.PASS_CALL, handler))
-    except BaseException:
-        uninstall()
-        raise
+    PATCHES.install(patch_points(handler))
 
 
 def uninstall() -> None:
-    while _restore:
-        _restore.pop()()
+    PATCHES.restore()

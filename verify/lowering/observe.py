@@ -1,16 +1,18 @@
 """Watch a lowering: a snapshot after every pass of every pass manager, and the TOSA of each delegate.
 
-The harness's only patch points (fastpass's own live in `fastpass/_patches.py`). They are
-observers installed for the duration of one lowering and removed after it; none changes
-what a pass sees (the two provenance hooks only count graphs and tag a record):
+The lowering observers' patch points (`patch_points()`, installed through
+`fastpass.patching` like fastpass's own in `fastpass/_patches.py`, the gate's in
+`verify/gate/infer.py` and crosscheck's in `verify/crosscheck/intercept.py`). They are installed
+for the duration of one lowering (not nested) and removed after it; none changes what a pass
+sees (the two provenance hooks only count graphs and tag a record):
 
-| object                                                   | attribute  | why |
-|----------------------------------------------------------|------------|-----|
-| torch.fx.passes.infra.pass_manager.PassManager           | __call__   | ARM TFA / submodule pipelines and GraphModule pass managers |
-| executorch.exir.pass_manager.ExportedProgramPassManager  | __call__   | to_edge / transform passes and the ARM TOSA pipeline per delegate |
-| executorch.backends.arm.tosa.backend.TOSABackend         | _preprocess| delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
-| torch.fx.Graph                                           | __init__   | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
-| torch.fx.traceback.NodeSource.NodeInfo                   | __init__   | tags a provenance record with its graph's generation at that address |
+| owner | attribute | why |
+|---|---|---|
+| `torch.fx.passes.infra.pass_manager.PassManager` | `__call__` | ARM TFA / submodule pipelines and GraphModule pass managers |
+| `executorch.exir.pass_manager.ExportedProgramPassManager` | `__call__` | to_edge / transform passes and the ARM TOSA pipeline per delegate |
+| `executorch.backends.arm.tosa.backend.TOSABackend` | `_preprocess` | delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
+| `torch.fx.graph.Graph` | `__init__` | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
+| `torch.fx.traceback.NodeSource.NodeInfo` | `__init__` | tags a provenance record with its graph's generation at that address |
 
 Passes are wrapped, never replaced: a wrapper calls the pass exactly as the manager would
 and then records the graph, so what runs is what would have run.
@@ -25,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastpass.patching import PatchPoint, Patches
 from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, take_snapshot
 
 
@@ -60,6 +63,7 @@ class _Observer:
         self.graph_ids = GraphIds()
         self.phase = "edge"
         self.manager_counts: dict[str, int] = {}
+        self.generations: dict[int, int] = {}  # id(graph) -> graphs created at that address so far
 
     def snapshot(self, graph_module: Any, full: bool = False) -> GraphSnapshot | None:
         if not self.take_snapshots or graph_module is None or not hasattr(graph_module, "graph"):
@@ -127,57 +131,29 @@ def _run_program_pass(fn, exported_program, observer, manager, index, name):
     return res
 
 
-@contextlib.contextmanager
-def observe_lowering(snapshots: bool = True):
-    """Yield an `Observation` filled in while the block lowers a program."""
-    from executorch.backends.arm.tosa.backend import TOSABackend
+def _observed_manager(original: Any, observer: _Observer) -> Any:
     from executorch.exir.pass_base import ExportedProgramPassBase
-    from executorch.exir.pass_manager import ExportedProgramPassManager
-    from torch.fx import Graph
-    from torch.fx.passes.infra.pass_manager import PassManager
-    from torch.fx.traceback import NodeSource
 
-    observer = _Observer(snapshots)
-    originals = {
-        (PassManager, "__call__"): PassManager.__dict__["__call__"],
-        (ExportedProgramPassManager, "__call__"): ExportedProgramPassManager.__dict__["__call__"],
-        (TOSABackend, "_preprocess"): TOSABackend.__dict__["_preprocess"],
-        (Graph, "__init__"): Graph.__dict__["__init__"],
-        (NodeSource.NodeInfo, "__init__"): NodeSource.NodeInfo.__dict__["__init__"],
-    }
-    generations: dict[int, int] = {}  # id(graph) -> graphs created at that address so far
-    graph_init, info_init = originals[(Graph, "__init__")], originals[(NodeSource.NodeInfo, "__init__")]
+    def __call__(self, module, *args, **kwargs):
+        label = observer.manager_label(self)
+        graph_module = getattr(module, "graph_module", module)
+        observer.record(label, -1, "<input>", graph_module, 0.0)
+        wrapped = [
+            _wrap_program_pass(fn, observer, label, i) if isinstance(fn, ExportedProgramPassBase)
+            else _wrap_graph_pass(fn, observer, label, i)
+            for i, fn in enumerate(self.passes)
+        ]
+        saved, self.passes = self.passes, wrapped
+        try:
+            return original(self, module, *args, **kwargs)
+        finally:
+            self.passes = saved
 
-    @functools.wraps(graph_init)
-    def counted_graph_init(self, *args, **kwargs):
-        graph_init(self, *args, **kwargs)
-        generations[id(self)] = generations.get(id(self), 0) + 1
+    return __call__
 
-    @functools.wraps(info_init)
-    def tagged_info_init(self, name, target, graph_id):
-        info_init(self, name, target, graph_id)
-        # The graph is alive now (its node is being recorded): it is the latest one at this address.
-        setattr(self, GRAPH_GENERATION, generations.get(graph_id, 0))
 
-    def observed_manager(original):
-        def __call__(self, module, *args, **kwargs):
-            label = observer.manager_label(self)
-            graph_module = getattr(module, "graph_module", module)
-            observer.record(label, -1, "<input>", graph_module, 0.0)
-            wrapped = [
-                _wrap_program_pass(fn, observer, label, i) if isinstance(fn, ExportedProgramPassBase)
-                else _wrap_graph_pass(fn, observer, label, i)
-                for i, fn in enumerate(self.passes)
-            ]
-            saved, self.passes = self.passes, wrapped
-            try:
-                return original(self, module, *args, **kwargs)
-            finally:
-                self.passes = saved
-
-        return __call__
-
-    original_preprocess = originals[(TOSABackend, "_preprocess")].__func__
+def _observed_preprocess(original: Any, observer: _Observer) -> Any:
+    original_preprocess = original.__func__  # a staticmethod in TOSABackend's __dict__
 
     def observed_preprocess(edge_program, compile_spec):
         outer = observer.phase
@@ -192,13 +168,65 @@ def observe_lowering(snapshots: bool = True):
         finally:
             observer.phase = outer
 
-    PassManager.__call__ = observed_manager(originals[(PassManager, "__call__")])
-    ExportedProgramPassManager.__call__ = observed_manager(originals[(ExportedProgramPassManager, "__call__")])
-    TOSABackend._preprocess = staticmethod(observed_preprocess)
-    Graph.__init__ = counted_graph_init
-    NodeSource.NodeInfo.__init__ = tagged_info_init
+    return staticmethod(observed_preprocess)
+
+
+def _counted_graph_init(graph_init: Any, observer: _Observer) -> Any:
+    generations = observer.generations
+
+    @functools.wraps(graph_init)
+    def counted_graph_init(self, *args, **kwargs):
+        graph_init(self, *args, **kwargs)
+        generations[id(self)] = generations.get(id(self), 0) + 1
+
+    return counted_graph_init
+
+
+def _tagged_info_init(info_init: Any, observer: _Observer) -> Any:
+    generations = observer.generations
+
+    @functools.wraps(info_init)
+    def tagged_info_init(self, name, target, graph_id):
+        info_init(self, name, target, graph_id)
+        # The graph is alive now (its node is being recorded): it is the latest one at this address.
+        setattr(self, GRAPH_GENERATION, generations.get(graph_id, 0))
+
+    return tagged_info_init
+
+
+def patch_points(observer: _Observer) -> list[PatchPoint]:
+    """The observers' table (the module docstring shows it): every row installed, for one lowering."""
+    from executorch.backends.arm.tosa.backend import TOSABackend
+    from executorch.exir.pass_manager import ExportedProgramPassManager
+    from torch.fx import Graph
+    from torch.fx.passes.infra.pass_manager import PassManager
+    from torch.fx.traceback import NodeSource
+
+    return [
+        PatchPoint(PassManager, "__call__", (), wrap=lambda original: _observed_manager(original, observer),
+                   why="ARM TFA / submodule pipelines and GraphModule pass managers"),
+        PatchPoint(ExportedProgramPassManager, "__call__", (),
+                   wrap=lambda original: _observed_manager(original, observer),
+                   why="to_edge / transform passes and the ARM TOSA pipeline per delegate"),
+        PatchPoint(TOSABackend, "_preprocess", (), wrap=lambda original: _observed_preprocess(original, observer),
+                   why="delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U)"),
+        PatchPoint(Graph, "__init__", (), wrap=lambda original: _counted_graph_init(original, observer),
+                   why="counts graphs created per address (see snapshot.GraphIds: ids are reused)"),
+        PatchPoint(NodeSource.NodeInfo, "__init__", (), wrap=lambda original: _tagged_info_init(original, observer),
+                   why="tags a provenance record with its graph's generation at that address"),
+    ]
+
+
+# Installed for one lowering at a time: a nested observer would see (and record) every step twice.
+PATCHES = Patches("verify.lowering.observe_lowering", "leave the enclosing observe_lowering block")
+
+
+@contextlib.contextmanager
+def observe_lowering(snapshots: bool = True):
+    """Yield an `Observation` filled in while the block lowers a program."""
+    observer = _Observer(snapshots)
+    PATCHES.install(patch_points(observer))
     try:
         yield observer.observation
     finally:
-        for (owner, attr), value in originals.items():
-            setattr(owner, attr, value)
+        PATCHES.restore()
