@@ -396,3 +396,11 @@ def test_index_rows_indexes_dim_zero_without_none_indices():
     for par in range(9):
         (node,) = [n for n in _exported_nodes("index_rows", par) if _opname(n) == "index.Tensor"]
         assert len(node.args[1]) == 1 and node.args[1][0] is not None, node.args
+
+
+def test_split_sizes_splits_a_projection_into_unequal_parts():
+    """ConvertSplitToSlicePass needs a node upstream of the split to copy: linear -> split_with_sizes."""
+    for par in range(4):
+        nodes = _exported_nodes("split_sizes", par)
+        (split,) = [n for n in nodes if _opname(n) == "split_with_sizes.default"]
+        assert split.args[0].target._opname == "linear" and sum(split.args[1]) == 6 and len(split.users) == 2

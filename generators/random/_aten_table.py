@@ -119,6 +119,7 @@ EXPORT = {
     'outer': ('aten.add.Tensor', 'aten.mean.dim', 'aten.mul.Tensor', 'aten.sub.Tensor'),
     'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
     'index_rows': ('aten.index.Tensor',),
+    'split_sizes': ('aten.cat.default', 'aten.linear.default', 'aten.split_with_sizes.default'),
 }
 
 CORE = {
@@ -234,4 +235,5 @@ CORE = {
     'outer': ('aten.add.Tensor', 'aten.mean.dim', 'aten.mul.Tensor', 'aten.sub.Tensor'),
     'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
     'index_rows': ('aten.index.Tensor',),
+    'split_sizes': ('aten.cat.default', 'aten.mm.default', 'aten.permute.default', 'aten.split_with_sizes.default', 'aten.view.default'),
 }

@@ -471,3 +471,27 @@ def _index_rows_inst(ctx):
 
 REGISTRY["index_rows"] = _OpDef("index_rows", ("aten.index.Tensor",), _index_rows_inst, _index_tensor_emit,
                                 kind="layout")
+
+
+def _split_sizes_ok(x):
+    return x[-1] >= 2
+
+
+def _split_sizes_inst(ctx):
+    """A fused projection split into unequal parts, all of them used (q/k/v, gate/up): linear ->
+    split_with_sizes -> cat.  ConvertSplitToSlicePass copies only nodes upstream of the split it
+    rewrites, which a split of a graph input or of another split never has."""
+    n = ctx.x[-1]
+    return {"first": ctx.choice([1] + list(range(2, n)) if n > 2 else [1])}, [], ctx.x
+
+
+def _split_sizes_emit(args, params, in_shapes):
+    n = in_shapes[0][-1]
+    k = params["first"]
+    s = 1.0 / math.sqrt(n)
+    expr = f"torch.cat(torch.split(F.linear({args[0]}, self.{{w}}), [{k}, {n - k}], dim=-1)[::-1], dim=-1)"
+    return expr, [("w", (n, n), -s, s, False)]
+
+
+REGISTRY["split_sizes"] = _OpDef("split_sizes", ("aten.split_with_sizes.default", "aten.linear.default", "aten.cat.default"),
+                                 _split_sizes_inst, _split_sizes_emit, accepts=_split_sizes_ok, kind="layout")

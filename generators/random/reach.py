@@ -133,9 +133,11 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
     "BroadcastArgsPass": (("outer",),
                           "ethos-u55 only; its should_run_pass needs an add/sub/mul with more than one "
                           "broadcast operand"),
-    "ConvertSplitToSlicePass": (("split", "chunk"),
-                                "retrace-only annotation, but the pass retraces only when a split is present; "
-                                "fastpass copies the cold nodes upstream of the split, so the graph needs one"),
+    "ConvertSplitToSlicePass": (("split_sizes", "split", "chunk"),
+                                "retrace-only annotation, but the pass retraces only when a split is present, "
+                                "and fastpass copies only the nodes upstream of the splits it rewrites: a split "
+                                "of a graph input or of another split leaves none (split_sizes: linear -> "
+                                "split_with_sizes, all parts used)"),
     "DecomposeIndexTensorToGatherPass": (("index_rows",),
                                          "x[idx] along dim 0: IndexTensorSupported rejects x[:, idx] (None "
                                          "indices), which `index` draws for all but one of its dims"),
