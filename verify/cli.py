@@ -57,7 +57,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
                    help="comma-separated: tosa-int, tosa-fp, ethos-u55, ethos-u85 (default: %(default)s)")
     p.add_argument("--features", default="all",
-                   help="fastpass features for the fast mode: 'all' (default) or a comma-separated subset")
+                   help="fastpass features of the fastpass lowering: 'all' (default) or a comma-separated subset")
     p.add_argument("--second-mode", type=Mode, choices=tuple(Mode), default=Mode.FASTPASS,
                    help="the lowering compared with stock: 'fastpass' (default), or 'stock' for a "
                         "stock-vs-stock null run at the pinned seed ('fast' and 'full' are read as these)")

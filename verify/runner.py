@@ -161,11 +161,11 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def _null_check(full: LoweringResult, other: LoweringResult, seeds: tuple[int, int]) -> tuple[NullOutcome, dict]:
-    checks = compare(full, other)
+def _null_check(stock: LoweringResult, other: LoweringResult, seeds: tuple[int, int]) -> tuple[NullOutcome, dict]:
+    checks = compare(stock, other)
     failed = [n for n, r in checks.items() if not r.passed]
     outcome = NullOutcome.DIFFERS if failed else NullOutcome.IDENTICAL
-    where = first_divergence(full, checks)
+    where = first_divergence(stock, checks)
     return outcome, {"seeds": list(seeds), "identical": not failed, "differs_in": failed,
                      "first_divergent_pass": where.label if where else None,
                      "details": {n: checks[n].details[:3] for n in failed}}
@@ -210,15 +210,15 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
             except WorkerFailure as exc:
                 report.error = str(exc)
                 return
-            full, fast = output.results[Mode.STOCK], output.results[Mode.FASTPASS]
+            stock, fast = output.results[Mode.STOCK], output.results[Mode.FASTPASS]
             report.factory = output.status.get("factory")
-            report.seconds = _seconds_of(full, fast)
+            report.seconds = _seconds_of(stock, fast)
             report.fastpass_stats = fast.fastpass_stats
-            report.checks = compare(full, fast)
+            report.checks = compare(stock, fast)
             if null is not None:
                 seeds = (options.hash_seed, options.null_seed)
                 try:
-                    report.null_outcome, report.null_check = _null_check(full, null.result().results[Mode.STOCK], seeds)
+                    report.null_outcome, report.null_check = _null_check(stock, null.result().results[Mode.STOCK], seeds)
                 except (WorkerFailure, WorkerCancelled) as exc:
                     report.null_outcome = NullOutcome.FAILED
                     report.null_check = {"seeds": list(seeds), "identical": False, "error": str(exc)}
@@ -227,16 +227,16 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
     failed = [r for r in report.checks.values() if not r.passed]
     if not failed:
         report.verdict = Verdict.IDENTICAL
-    elif not full.ok and not fast.ok and report.checks["outcome"].passed:
+    elif not stock.ok and not fast.ok and report.checks["outcome"].passed:
         report.verdict = Verdict.ERROR
-        report.error = full.error.splitlines()[0]
+        report.error = stock.error.splitlines()[0]
     else:
-        report.first_divergence = first_divergence(full, report.checks)
+        report.first_divergence = first_divergence(stock, report.checks)
         report.verdict = Verdict.DIVERGENT
         try:
             again = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]], options.hash_seed, options,
                                 case_dir).results[Mode.STOCK]
-            if any(not r.passed for r in compare(full, again).values()):
+            if any(not r.passed for r in compare(stock, again).values()):
                 report.verdict = Verdict.NONDETERMINISTIC
         except WorkerFailure as exc:
             report.error = f"recheck of stock determinism failed: {exc}"
