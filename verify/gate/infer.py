@@ -13,6 +13,13 @@ rewritten, and its op as targeted, if the pass
 
 For a pass that does not retrace at all, the input graph is compared with its output by name.
 The result is a lower bound from the corpus: ops the corpus never contains cannot be judged.
+
+The pass is watched through one patch point (`patch_points()`, installed with
+`fastpass.patching` for the duration of `watch`; it calls the stock `run_node` for every node):
+
+| owner | attribute | why |
+|---|---|---|
+| `executorch.exir.pass_base._ExportPassBase.ExportInterpreter` | `run_node` | sees each input node of the watched pass's top-level retrace and what it emits for it |
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from typing import Any
 
 import torch
 
+from fastpass.patching import PatchPoint, Patches
 from verify.gate import check
 from verify.gate import passes as gp
 
@@ -92,29 +100,20 @@ def _same_args(new: Any, old: Any) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def watch(pass_instance: Any):
-    """Record, for the pass's top-level retrace(s), which input nodes it rewrites."""
-    from executorch.exir.pass_base import _ExportPassBase
-
-    interp_cls = _ExportPassBase.ExportInterpreter
-    had_own = "run_node" in vars(interp_cls)
-    orig = interp_cls.run_node
-    record = {"rewritten": set(), "retraced": False, "pre_retrace": [], "top": None}
-
+def _watching_run_node(original: Any, pass_instance: Any, record: dict) -> Any:
     def run_node(self, n):
         if self.callback is not pass_instance:
-            return orig(self, n)
+            return original(self, n)
         if record["top"] is None:
             record["top"] = self.module
         if self.module is not record["top"]:
-            return orig(self, n)  # nested control-flow submodule
+            return original(self, n)  # nested control-flow submodule
         if n.op == "placeholder" and n is next(iter(self.module.graph.nodes)):
             record["retraced"] = True
             record["pre_retrace"].append(graph_by_name(self.module))
         graph = self.callback.tracer.graph
         before = len(graph.nodes)
-        res = orig(self, n)
+        res = original(self, n)
         if n.op != "call_function":
             return res
         new = list(graph.nodes)[before:]
@@ -131,14 +130,33 @@ def watch(pass_instance: Any):
             record["rewritten"].add(n.target)
         return res
 
-    interp_cls.run_node = run_node
+    return run_node
+
+
+def patch_points(pass_instance: Any, record: dict) -> list[PatchPoint]:
+    """The watch's table (the module docstring shows it)."""
+    from executorch.exir.pass_base import _ExportPassBase
+
+    return [
+        PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", (),
+                   wrap=lambda original: _watching_run_node(original, pass_instance, record), inherited=True,
+                   why="sees each input node of the watched pass's top-level retrace and what it emits for it"),
+    ]
+
+
+# One watched pass at a time (a nested watch would judge the inner pass's nodes twice).
+PATCHES = Patches("verify.gate.infer.watch", "leave the enclosing watch block")
+
+
+@contextlib.contextmanager
+def watch(pass_instance: Any):
+    """Record, for the pass's top-level retrace(s), which input nodes it rewrites."""
+    record = {"rewritten": set(), "retraced": False, "pre_retrace": [], "top": None}
+    PATCHES.install(patch_points(pass_instance, record))
     try:
         yield record
     finally:
-        if had_own:
-            interp_cls.run_node = orig
-        else:
-            del interp_cls.run_node
+        PATCHES.restore()
 
 
 def rewritten_ops(cls: type, spec, stage: str) -> tuple[set, set]:
