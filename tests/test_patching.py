@@ -9,6 +9,7 @@ Also: the tables the docstrings and fastpass/README.md show are the rows' own.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -159,56 +160,52 @@ def _assert_identical(before, after):
         assert new is old, f"{where} was not restored to the very same object"
 
 
-@pytest.mark.usefixtures("fastpass_disabled")
-def test_fastpass_enable_disable_leaves_every_slot_identical():
+def _fastpass_scope():
     import fastpass
 
-    rows = _fastpass_rows()
-    before = _snapshot(rows)
-    fastpass.enable()
-    changed = [p.where for p, (_, old) in zip(rows, before) if current_value(p) is not old]
-    assert len(changed) == len(rows)  # all features on: every row installed
-    fastpass.disable()
-    _assert_identical(before, _snapshot(rows))
+    return fastpass.enabled()
 
 
-def test_observe_lowering_leaves_every_slot_identical_and_does_not_nest():
-    from verify.lowering.observe import PATCHES, observe_lowering
+def _observe_scope():
+    from verify.lowering.observe import observe_lowering
 
-    rows = _observe_rows()
-    before = _snapshot(rows)
-    with observe_lowering(snapshots=False):
-        assert all(current_value(p) is not old for p, (_, old) in zip(rows, before))
-        with pytest.raises(RuntimeError, match="already enabled"):
-            with observe_lowering(snapshots=False):
-                pass
-    assert not PATCHES.active
-    _assert_identical(before, _snapshot(rows))
+    return observe_lowering(snapshots=False)
 
 
-def test_infer_watch_leaves_every_slot_identical():
-    from verify.gate.infer import PATCHES, watch
+def _infer_scope():
+    from verify.gate.infer import watch
 
-    rows = _infer_rows()
-    before = _snapshot(rows)
-    with watch(object()):
-        assert all(current_value(p) is not old for p, (_, old) in zip(rows, before))
-    assert not PATCHES.active
-    _assert_identical(before, _snapshot(rows))
+    return watch(object())
 
 
-def test_crosscheck_intercept_leaves_every_slot_identical():
+@contextlib.contextmanager
+def _intercept_scope():
     intercept = _intercept_module()
-    rows = intercept.patch_points(None)
-    before = _snapshot(rows)
     intercept.install(lambda entry, original, args, kwargs: original(*args, **kwargs))
     try:
-        assert all(current_value(p) is not old for p, (_, old) in zip(rows, before))
-        with pytest.raises(RuntimeError, match="already enabled"):
-            intercept.install(lambda *a: None)
+        yield
     finally:
         intercept.uninstall()
-    assert not intercept.installed()
+
+
+@pytest.mark.usefixtures("fastpass_disabled")
+@pytest.mark.parametrize("rows, scope", [
+    (_fastpass_rows, _fastpass_scope),  # all features: every row is installed
+    (_observe_rows, _observe_scope),
+    (_infer_rows, _infer_scope),
+    (lambda: _intercept_module().patch_points(None), _intercept_scope),
+], ids=["fastpass", "observe", "infer", "intercept"])
+def test_restore_leaves_every_slot_identical_and_nesting_is_refused(rows, scope):
+    """Off = stock: every row is installed inside the scope, and after it every patched slot holds
+    the very object it held before; a second scope inside the first is refused."""
+    rows = rows()
+    before = _snapshot(rows)
+    with scope():
+        still = [where for p, (where, old) in zip(rows, before) if current_value(p) is old]
+        assert not still, f"not installed: {still}"
+        with pytest.raises(RuntimeError, match="already enabled"):
+            with scope():
+                pass
     _assert_identical(before, _snapshot(rows))
 
 
