@@ -110,7 +110,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
 
 
 def _step(seq, index, name, digest):
-    from verify.lowering.observe import PassStep
+    from verify.lowering.steps import PassStep
 
     return PassStep(seq, "delegate0", "Manager#0", index, name, digest, 0.0)
 

@@ -7,7 +7,8 @@ import pytest
 
 from tests import faults
 from tests.models.tiny import make
-from verify import compare, export_program, get_target, lower
+from verify import export_program, get_target, lower
+from verify.compare import compare
 from verify.compare.checks import first_divergence
 from verify.lowering.mode import Mode
 

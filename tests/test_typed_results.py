@@ -8,7 +8,7 @@ import json
 
 from verify.compare import CheckResult, Divergence
 from verify.lowering.mode import Mode
-from verify.lowering.observe import PassStep
+from verify.lowering.steps import PassStep
 from verify.report.verdict import NullOutcome, Verdict
 from verify.runner import CaseReport
 

@@ -2,14 +2,44 @@
 
 Flow (one folder or module each): cases (model + target) → lowering (quantize once, lower
 in a mode, observe every pass) → compare (one check each) → report (table, JSON, JUnit).
+
+The public names below are imported on first use (PEP 562), not with the package: the pytest
+plugin (`verify.pytest_plugin`, loaded by every pytest run in an environment that has fastpass)
+imports only what it needs, so a run that does not ask for fastpass imports neither fastpass nor
+torch through it. (`compare` is the subpackage `verify.compare`; its function is
+`verify.compare.compare`: a package attribute cannot be both.)
 """
 
-from verify.cases import Case
-from verify.compare import CHECKS, CheckResult, compare
-from verify.lowering.lower import LoweringResult, lower
-from verify.lowering.quantize import export_program
-from verify.lowering.targets import TARGETS, get_target
-from verify.runner import CaseReport, RunOptions, run_case
+from __future__ import annotations
 
-__all__ = ["CHECKS", "Case", "CaseReport", "CheckResult", "LoweringResult", "RunOptions", "TARGETS",
-           "compare", "export_program", "get_target", "lower", "run_case"]
+import importlib
+from typing import Any
+
+_PUBLIC = {
+    "Case": "verify.cases",
+    "CHECKS": "verify.compare",
+    "CheckResult": "verify.compare",
+    "LoweringResult": "verify.lowering.lower",
+    "lower": "verify.lowering.lower",
+    "export_program": "verify.lowering.quantize",
+    "TARGETS": "verify.lowering.targets",
+    "get_target": "verify.lowering.targets",
+    "CaseReport": "verify.runner",
+    "RunOptions": "verify.runner",
+    "run_case": "verify.runner",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verify' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

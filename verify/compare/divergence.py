@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from verify.lowering.observe import PassStep
+from verify.lowering.steps import PassStep
 
 
 @dataclass(frozen=True)

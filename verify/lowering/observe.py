@@ -29,31 +29,7 @@ from typing import Any
 
 from fastpass.patching import PatchPoint, Patches
 from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, take_snapshot
-
-
-@dataclass
-class PassStep:
-    """One pass invocation: where it ran and the digest of the graph it left behind."""
-
-    seq: int
-    phase: str  # "edge" before/after delegation, "delegate<k>" inside the k-th delegate's preprocess
-    manager: str  # e.g. "ExportedProgramPassManager#3"
-    index: int  # position in its manager; -1 = the manager's input graph
-    pass_name: str
-    digest: str | None
-    seconds: float
-
-    @property
-    def label(self) -> str:
-        return f"{self.phase}/{self.manager}[{self.index}] {self.pass_name}"
-
-
-@dataclass
-class Observation:
-    steps: list[PassStep] = field(default_factory=list)
-    snapshots: dict[str, GraphSnapshot] = field(default_factory=dict)
-    delegate_tosa: list[bytes] = field(default_factory=list)
-    delegate_final: list[GraphSnapshot] = field(default_factory=list)
+from verify.lowering.steps import Observation, PassStep
 
 
 class _Observer:
