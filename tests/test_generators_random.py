@@ -199,7 +199,7 @@ def test_graphs_produce_branches_and_reuse():
 
 def test_shrinks_to_a_small_graph():
     spec = find(graphs(), lambda s: {"conv2d", "softmax"} <= set(s.op_names()),
-                settings=settings(FAST, max_examples=500))
+                settings=settings(FAST, max_examples=2000))
     assert len(spec) <= 3, spec.describe()
     assert spec.n_inputs == 1 and spec.input_shapes[0] == (1, 1, 2, 2), spec.describe()
 
