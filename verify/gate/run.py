@@ -113,7 +113,7 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str,
     manifest = Manifest(Producer.GATE, stage, check.MODE_FEATURES[mode], outcome.where,
                         f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
                         graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
-    scope = ([f"Scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
+    scope = ([f"gate-scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
              if exclude is not None else [])
     save(path, manifest, spec.to_python(), notes=[
         f"verify gate reproducer: {verdict} of {v.qualname}",
