@@ -422,9 +422,15 @@ def main(argv: list[str] | None = None) -> int:
     from verify.replay import add_parser as add_replay_parser
 
     add_replay_parser(sub)
+    from verify import verbosity
+
+    verbosity.add_arguments(parser)
+    for command_parser in sub.choices.values():
+        verbosity.add_arguments(command_parser)
     if not argv:  # the default job
         argv = ["run"]
     args = parser.parse_args(argv)
+    verbosity.configure(verbosity.level(args))
     try:
         return args.handler(args)
     except UsageError as exc:

@@ -15,6 +15,7 @@ gives the same bytes as the first; the test suite keeps that true).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import pickle
 import sys
@@ -24,6 +25,8 @@ from pathlib import Path
 
 from verify.launcher import die_with_parent
 from verify.report.atomic import atomic_output, write_text
+
+log = logging.getLogger(__name__)
 
 
 def _factory_determinism(first: dict[str, str], second: dict[str, str]) -> dict:
@@ -74,7 +77,7 @@ def run_job(job: dict) -> None:
         return
     write_status()
     for label, mode, features in job["lowerings"]:
-        print(f"[worker] lowering {label} ({mode} {','.join(features)})", file=sys.stderr, flush=True)
+        log.info("[worker] lowering %s (%s %s)", label, mode, ",".join(features))
         result = lower(program, target, mode, tuple(features), snapshots=job.get("snapshots", True),
                        reference_sets=job.get("reference_sets", 3), hash_seed=status["hash_seed"])
         with atomic_output(out / f"{job['name']}.{label}.pkl", "wb") as f:
@@ -84,5 +87,8 @@ def run_job(job: dict) -> None:
 
 
 if __name__ == "__main__":
+    from verify import verbosity
+
+    verbosity.configure()  # the worker's stderr is its log file
     die_with_parent()
     run_job(json.loads(Path(sys.argv[1]).read_text()))

@@ -20,7 +20,7 @@ Two drivers:
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -37,8 +37,12 @@ class Divergence(Exception):
     pass
 
 
+_logger = logging.getLogger(__name__)
+
+
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """Gate progress (stages, graphs drawn, passes short of evidence): INFO, shown unless -q."""
+    _logger.info(msg)
 
 
 def _settings(examples: int, out: Path, seed: int):
