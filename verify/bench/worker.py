@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import time
 from pathlib import Path
 
 
@@ -25,50 +24,40 @@ def program_digest(program) -> str:
 
 
 def run(job: dict) -> dict:
+    """One lowering through verify.lowering.lower(), as every command lowers: no per-pass
+    snapshots (they would dominate the timings), no reference runs, no serialization; the
+    final graph's digest and the delegates' bytes still say that both modes produced the same.
+    `lower_seconds` is lower()'s own clock: enabling and disabling fastpass included (what a
+    user pays), the deep copy of the input not."""
     from verify.cases import build_model
+    from verify.lowering.lower import lower
     from verify.lowering.mode import Mode
-    from verify.lowering.observe import observe_lowering
     from verify.lowering.quantize import export_program
-    from verify.lowering.snapshot import GraphIds, take_snapshot
     from verify.lowering.targets import get_target
 
     target = get_target(job["target"])
     module, inputs = build_model(job["model"])
     program = export_program(module, inputs, target)
     digest = program_digest(program)
-    partitioner = target.make_partitioner(target.make_spec())
-    from executorch.exir import to_edge_transform_and_lower
-
     mode = Mode(job["mode"])
-    mode_context = mode.context(tuple(job["features"]))
-    fastpass = None
-    if mode is Mode.FASTPASS:
-        import fastpass
-
-        fastpass.reset_stats()
-    with observe_lowering(snapshots=False) as observation:
-        # The timed region includes enabling and disabling fastpass: what a user pays.
-        start = time.perf_counter()
-        with mode_context:
-            edge = to_edge_transform_and_lower(program, partitioner=[partitioner])
-        lower_seconds = time.perf_counter() - start
-    stats = fastpass.stats() if fastpass is not None else None
-    graph_module = edge.exported_program().graph_module
-    payloads = [hashlib.blake2b(bytes(m.processed_bytes), digest_size=16).hexdigest()
-                for _, m in graph_module.named_modules() if hasattr(m, "processed_bytes")]
-    steps = [s for s in observation.steps if s.index >= 0]
+    result = lower(program, target, mode, tuple(job["features"]), snapshots=False, reference_sets=0,
+                   final_snapshot=True, serialize=False)
+    if not result.ok:
+        raise RuntimeError(f"{mode.value} lowering failed: {result.error}")
+    steps = [s for s in result.observation.steps if s.index >= 0]
     per_pass = [{"label": s.label, "phase": s.phase, "manager": s.manager, "index": s.index, "pass": s.pass_name,
                  "seconds": s.seconds} for s in steps]
     return {
         "mode": mode.value, "features": job["features"], "program_digest": digest,
-        "lower_seconds": lower_seconds,
+        "lower_seconds": result.seconds,
         # the ARM pass pipeline: the passes each delegate's preprocess runs (every phase but the edge's)
         "pass_pipeline_seconds": sum(s.seconds for s in steps if s.phase != "edge"),
         "pass_invocations": len(per_pass), "per_pass": per_pass,
-        "payload_digests": payloads, "delegate_tosa_digests": [
-            hashlib.blake2b(t, digest_size=16).hexdigest() for t in observation.delegate_tosa],
-        "final_graph_digest": take_snapshot(graph_module, GraphIds(), full_provenance=True).digest,
-        "fastpass_stats": stats,
+        "payload_digests": [hashlib.blake2b(p.processed_bytes, digest_size=16).hexdigest() for p in result.payloads],
+        "delegate_tosa_digests": [
+            hashlib.blake2b(t, digest_size=16).hexdigest() for t in result.observation.delegate_tosa],
+        "final_graph_digest": result.final.digest,
+        "fastpass_stats": result.fastpass_stats,
     }
 
 

@@ -67,8 +67,14 @@ class ObservedCall:
 
 
 def lower(program: Any, target: Target, mode: Mode | str, features: tuple[str, ...] = (),
-          snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None) -> LoweringResult:
-    """Lower a deep copy of `program` (so both modes start from the same graph) and observe it."""
+          snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None,
+          final_snapshot: bool | None = None, serialize: bool = True) -> LoweringResult:
+    """Lower a deep copy of `program` (so both modes start from the same graph) and observe it.
+
+    The one way every command lowers. `snapshots`: a graph snapshot after every pass (the
+    comparison's; the bench turns them off, they would dominate its timings); `final_snapshot`:
+    the final graph's (default: as `snapshots`); `reference_sets`: TOSA reference-model runs per
+    delegate (0: none); `serialize`: `to_executorch()` after the lowering, timed apart."""
     from executorch.exir import to_edge_transform_and_lower
 
     program = copy.deepcopy(program)
@@ -77,7 +83,8 @@ def lower(program: Any, target: Target, mode: Mode | str, features: tuple[str, .
         partitioner = target.make_partitioner(target.make_spec())
         return to_edge_transform_and_lower(program, partitioner=[partitioner])
 
-    return observe_call(call, mode, features, snapshots, reference_sets, hash_seed).result
+    return observe_call(call, mode, features, snapshots, reference_sets, hash_seed,
+                        final_snapshot=final_snapshot, serialize=serialize).result
 
 
 def _graph_module_of(lowered: Any) -> Any:
@@ -88,7 +95,8 @@ def _graph_module_of(lowered: Any) -> Any:
 
 
 def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), snapshots: bool = True,
-                 reference_sets: int = 3, hash_seed: str | None = None) -> ObservedCall:
+                 reference_sets: int = 3, hash_seed: str | None = None, final_snapshot: bool | None = None,
+                 serialize: bool = True) -> ObservedCall:
     """Run `call()` (any lowering or pass call returning an EdgeProgramManager or ExportedProgram) in
     `mode`, observing every pass, and build the LoweringResult the checks compare.
 
@@ -113,7 +121,7 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
                     result.fastpass_stats = stats_source.stats()
         result.seconds = time.perf_counter() - start
         graph_module = _graph_module_of(edge)
-        if snapshots:
+        if snapshots if final_snapshot is None else final_snapshot:
             result.final = take_snapshot(graph_module, GraphIds(), full_provenance=True)
         tosa = list(observation.delegate_tosa)
         for index, (_, module) in enumerate(
@@ -122,7 +130,8 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
             result.payloads.append(Payload(str(module.backend_id), bytes(module.processed_bytes),
                                            tosa[index] if index < len(tosa) else None))
         result.constants = capture_constants(edge.exported_program() if hasattr(edge, "exported_program") else edge)
-        _serialize(edge, mode, features, result)
+        if serialize:
+            _serialize(edge, mode, features, result)
     except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
         result.seconds = time.perf_counter() - start
         observed.exception = exc
