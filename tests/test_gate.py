@@ -400,3 +400,36 @@ def test_graphs_put_the_ops_a_pass_names_but_its_annotation_misses_in_front_of_i
     routes = suspect_routes(wrong, named, miss)
     assert "mean" in routes["aten.mean.dim"]
     assert not suspect_routes(wrong, (), miss)  # without the pass's code, nothing steers toward mean
+
+
+def test_copy_graphs_present_the_form_a_pass_acts_on():
+    """A pass that acts on one form of its op only (DecomposeAddSubAlphaPass: add/sub with
+    alpha != 1) gets copy graphs with that form behind a cold op (`reach.FORM_ROUTES`); without
+    the route, biasing by targeted ops (add, sub) draws alpha != 1 as one add/sub form among many."""
+    from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
+    from hypothesis import HealthCheck, given, settings
+
+    from fastpass.annotations import lookup
+    from verify.gate.graphs import form_route, strategy_for
+
+    forms = form_route(DecomposeAddSubAlphaPass)
+    assert forms == ["add_alpha"]
+    targeted = lookup(DecomposeAddSubAlphaPass).targeted_ops
+    drawn: list[list[str]] = []
+
+    @settings(max_examples=40, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy_for(targeted, 4, want="copy", forms=forms))
+    def draw(spec):
+        drawn.append(spec.op_names())
+
+    draw()
+    with_form_behind_cold = [n for n in drawn if "add_alpha" in n and n[0] != "add_alpha"]
+    assert len(with_form_behind_cold) >= 6, drawn
+
+    drawn.clear()
+    strategy = strategy_for(targeted, 4, want="copy")
+    given(strategy)(settings(max_examples=40, database=None, derandomize=True, deadline=None,
+                             suppress_health_check=list(HealthCheck))(lambda spec: drawn.append(spec.op_names())))()
+    without_route = [n for n in drawn if "add_alpha" in n and n[0] != "add_alpha"]
+    assert len(with_form_behind_cold) >= 2 * len(without_route), (len(with_form_behind_cold), len(without_route))

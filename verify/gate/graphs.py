@@ -41,8 +41,22 @@ def suspect_routes(targeted_ops: Iterable, suspects: Iterable[str], universe: li
     return routes
 
 
+def form_route(pass_class: type, universe: Iterable[str] | None = None) -> list[str]:
+    """The vocabulary ops (within `universe`) that present `pass_class`'s op in the one form it
+    acts on (`generators.random.reach.FORM_ROUTES`: add/sub with alpha != 1, a split with a node
+    upstream, ...): biasing by targeted ops alone draws those forms rarely or never."""
+    from generators.random import ops_in_vocabulary
+    from generators.random.reach import FORM_ROUTES
+
+    route = FORM_ROUTES.get(pass_class.__name__)
+    if route is None:
+        return []
+    allowed = set(universe) if universe else set(ops_in_vocabulary())
+    return [op for op in route[0] if op in allowed]
+
+
 def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
-                 suspects: Iterable[str] = ()):
+                 suspects: Iterable[str] = (), forms: Iterable[str] = ()):
     """Graphs for a pass: only targeted ops; none of them; and neighbours (the targeted ops mixed
     with a few others). `ops` restricts the vocabulary.
 
@@ -53,7 +67,10 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
 
     `want` narrows the mix to what a feature needs as evidence: "copy" keeps the branches with
     targeted ops *and* other ops (the pass runs, and has cold nodes to copy), "skip" keeps the
-    graphs without targeted ops (the pass has nothing to do); "both" is the full mix."""
+    graphs without targeted ops (the pass has nothing to do); "both" is the full mix.
+
+    `forms` (`form_route`) are the vocabulary ops that present the form the pass acts on: for
+    copy, graphs of those ops with a cold op first are drawn as well (weighed double)."""
     from hypothesis import strategies as st
 
     from generators.random import graphs
@@ -84,6 +101,20 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
         with_suspects = st.sampled_from(sorted(routes)).flatmap(
             lambda name: graphs(1, max_ops, ops=hit + routes[name]))
         branches += [with_suspects, with_suspects]
+    forms = list(forms)
+    if forms and want in ("both", "copy"):
+        form_set = set(forms)
+        cold = [op for op in miss if op not in form_set]
+
+        def form_after_cold(spec) -> bool:
+            names = spec.op_names()
+            return names[0] not in form_set and bool(set(names) & form_set)
+
+        with_forms = graphs(1, max_ops, ops=forms)
+        if cold and max_ops >= 2:
+            with_forms = st.lists(st.sampled_from(cold), min_size=1, max_size=2, unique=True).flatmap(
+                lambda extra: graphs(2, max_ops, ops=forms + extra)).filter(form_after_cold)
+        branches += [with_forms, with_forms]
     if not branches:
         branches.append(graphs(1, max_ops, ops=ops))
     return st.one_of(*branches)

@@ -185,7 +185,7 @@ def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 
     from fastpass.annotations import lookup
     from hypothesis import HealthCheck, given, settings
 
-    from verify.gate.graphs import strategy_for
+    from verify.gate.graphs import form_route, strategy_for
 
     gp.ensure_annotation(cls)
     ann = lookup(cls)
@@ -196,7 +196,7 @@ def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 
 
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=("generate",))
-    @given(strategy_for(ann.targeted_ops, max_ops, ops, suspects=gp.ops_named_by(cls)))
+    @given(strategy_for(ann.targeted_ops, max_ops, ops, suspects=gp.ops_named_by(cls), forms=form_route(cls, ops)))
     def explore(spec):
         graphs["n"] += 1
         try:

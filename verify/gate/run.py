@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
-from verify.gate.graphs import strategy_for
+from verify.gate.graphs import form_route, strategy_for
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict
 from verify.report.verdict import Feature, GateVerdict, Verdict
@@ -189,7 +189,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
-        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls))
+        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
+                                forms=form_route(cls, ops))
         counts = {"examples": 0, "vacuous": 0}
 
         def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence):
@@ -384,11 +385,12 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     from hypothesis import strategies as st
 
     suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
+    forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
         return st.sampled_from(names).flatmap(
             lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=want(qn),
-                                    suspects=suspects[qn]))
+                                    suspects=suspects[qn], forms=forms[qn]))
 
     return strategy_of
 
@@ -414,7 +416,8 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     invoked_by = {stage: check.pipeline_pass_names(check.target_for(stage)) for stage in stages}
     in_pipelines = {qn for qn, cls in classes.items() if any(cls.__name__ in names for names in invoked_by.values())}
     direct_reserve = (max_seconds or 0) / 6 if direct_examples > 0 and len(in_pipelines) < len(classes) else 0.0
-    biasable = {qn for qn, cls in classes.items() if vocabulary_split(lookup(cls).targeted_ops, ops)[0]}
+    biasable = {qn for qn, cls in classes.items()
+                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops)}
     tested: set[str] = set()
     for index, stage in enumerate(stages):
         target = check.target_for(stage)
