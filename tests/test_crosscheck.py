@@ -304,3 +304,24 @@ def test_shape_env_state_restores_in_place():
     assert ShapeEnv._maybe_evaluate_static.cache_info().currsize == 0  # no answer from that state
     state.restore()  # again: the saved state is not the one now in use
     assert _shape_env_state(env) == before
+
+
+def test_copied_inputs_keep_the_operators_a_pass_matches():
+    """A pass holding a set of edge operators (PropagateViewCopyPermuteUpPass's `_targets`) must
+    match the copied graph's nodes: executorch's EdgeOpOverload does not deep-copy to itself,
+    and a copied pass whose targets compare unequal did nothing, so three of the wheel's
+    test_propagate_permutes_views_pass.py tests diverged stock vs stock under crosscheck."""
+    from executorch.backends.arm._passes.propagate_view_copy_permute_pass import PropagateViewCopyPermuteUpPass
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    from verify.crosscheck.inputs import copy_inputs
+
+    original = PropagateViewCopyPermuteUpPass()
+    (copied,), _ = copy_inputs((original,), {})
+    assert copied is not original
+    assert copied._targets == original._targets
+    assert exir_ops.edge.aten.permute_copy.default in copied._targets
+    import copy
+
+    assert copy.deepcopy(exir_ops.edge.aten.permute_copy.default) != exir_ops.edge.aten.permute_copy.default, (
+        "EdgeOpOverload deep-copies to itself now: the special case in verify.crosscheck.inputs can go")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from typing import Any
+from typing import Any, Iterator
 
 
 def copy_inputs(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -20,9 +21,38 @@ def copy_inputs(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     from torch.fx.passes.infra.pass_manager import pass_result_wrapper
 
     memo: dict[int, Any] = {}
-    for function in _pass_wrappers((args, kwargs)):
-        memo[id(function)] = pass_result_wrapper(copy.deepcopy(function.__wrapped__, memo))
-    return copy.deepcopy((args, kwargs), memo)
+    with _operators_copied_as_themselves():
+        for function in _pass_wrappers((args, kwargs)):
+            memo[id(function)] = pass_result_wrapper(copy.deepcopy(function.__wrapped__, memo))
+        return copy.deepcopy((args, kwargs), memo)
+
+
+@contextlib.contextmanager
+def _operators_copied_as_themselves() -> Iterator[None]:
+    """Operators are names, not state: a copy must hold the very same operator objects.
+
+    torch's OpOverload deep-copies to itself, executorch's EdgeOpOverload does not: its copy is
+    a new object that compares unequal to the original. A graph's deep copy keeps its nodes'
+    targets, but a copied pass holding a set of targets (PropagateViewCopyPermuteUpPass's
+    `_targets`) then matches no node and does nothing: the copy lowers differently from the
+    original, stock as well as with fastpass (found by tox -e peer: three tests of
+    test_propagate_permutes_views_pass.py diverged, stock vs stock too). For the copy only,
+    `copy` treats the edge operator types as atomic, as it treats functions and types; the
+    previous dispatch entries are put back after it (single-threaded, like crosscheck)."""
+    from executorch.exir.dialects.edge._ops import EdgeOpOverload, EdgeOpOverloadPacket
+
+    dispatch = copy._deepcopy_dispatch  # type: ignore[attr-defined]
+    saved = {cls: dispatch.get(cls) for cls in (EdgeOpOverload, EdgeOpOverloadPacket)}
+    for cls in saved:
+        dispatch[cls] = copy._deepcopy_atomic  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for cls, entry in saved.items():
+            if entry is None:
+                dispatch.pop(cls, None)
+            else:
+                dispatch[cls] = entry
 
 
 def _pass_wrappers(inputs: Any) -> list[Any]:
