@@ -33,21 +33,15 @@ class _Small(torch.nn.Module):
 
 @pytest.fixture(scope="module")
 def quantized():
-    from executorch.backends.arm.quantizer import TOSAQuantizer, get_symmetric_quantization_config
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    """The harness's own quantization recipe and partitioner (verify.lowering), not a copy."""
+    from verify.lowering.quantize import export_program
+    from verify.lowering.targets import get_target
 
     torch.manual_seed(0)
     model, ex = _Small().eval(), (torch.randn(1, 3, 8, 8),)
-    spec = TosaCompileSpec("TOSA-1.0+INT")
-    q = TOSAQuantizer(spec)
-    q.set_global(get_symmetric_quantization_config())
-    gm = torch.export.export(model, ex).module(check_guards=False)
-    p = prepare_pt2e(gm, q)
-    p(*ex)
-    ep = torch.export.export(convert_pt2e(p), ex)
-    return ep, lambda: TOSAPartitioner(spec)
+    target = get_target("tosa-int")
+    ep = export_program(model, ex, target)
+    return ep, lambda: target.make_partitioner(target.make_spec())
 
 
 def _lower(quantized):

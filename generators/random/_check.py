@@ -11,28 +11,34 @@ INT = "TOSA-1.0+INT"
 FP = "TOSA-1.0+FP"
 
 
-def quantize(model, example_inputs, target: str = INT):
-    """ARM pt2e quantization recipe; returns the re-exported quantized ExportedProgram."""
-    from executorch.backends.arm.quantizer import TOSAQuantizer, get_symmetric_quantization_config
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+# The TOSA specs check_buildable takes, and the harness target that builds each: a graph is
+# buildable when the harness's own recipe (verify.lowering: quantizer, calibration,
+# partitioner) takes it, not a second copy of that recipe kept here.
+_HARNESS_TARGET = {INT: "tosa-int", FP: "tosa-fp"}
 
-    q = TOSAQuantizer(TosaCompileSpec(target))
-    q.set_global(get_symmetric_quantization_config())
-    # .module(check_guards=False): the _guards_fn node breaks ARM quantization annotation.
-    gm = torch.export.export(model, example_inputs).module(check_guards=False)
-    p = prepare_pt2e(gm, q)
-    p(*example_inputs)
-    c = convert_pt2e(p)
-    return torch.export.export(c, example_inputs)
+
+def _target(spec: str):
+    from verify.lowering.targets import get_target
+
+    if spec not in _HARNESS_TARGET:
+        raise ValueError(f"unknown target {spec!r}; known: {', '.join(_HARNESS_TARGET)}")
+    return get_target(_HARNESS_TARGET[spec])
+
+
+def quantize(model, example_inputs, target: str = INT):
+    """The harness's pt2e recipe (verify.lowering.quantize.export_program): the re-exported
+    quantized ExportedProgram."""
+    from verify.lowering.quantize import export_program
+
+    return export_program(model, example_inputs, _target(target))
 
 
 def lower(exported_program, target: str):
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    return to_edge_transform_and_lower(exported_program, partitioner=[TOSAPartitioner(TosaCompileSpec(target))])
+    harness_target = _target(target)
+    partitioner = harness_target.make_partitioner(harness_target.make_spec())
+    return to_edge_transform_and_lower(exported_program, partitioner=[partitioner])
 
 
 def check_buildable(spec: GraphSpec, *, quantize_int: bool = True, lower_targets=(), check_finite: bool = True):
@@ -64,7 +70,7 @@ def check_buildable(spec: GraphSpec, *, quantize_int: bool = True, lower_targets
             elif t == FP:
                 out[t] = lower(torch.export.export(model, ex), t)
             else:
-                raise ValueError(f"unknown target {t!r}")
+                raise ValueError(f"unknown target {t!r}; known: {', '.join(_HARNESS_TARGET)}")
     except GeneratorBug:
         raise
     except Exception as e:  # noqa: BLE001 - re-raised with the spec attached
