@@ -433,3 +433,33 @@ def test_copy_graphs_present_the_form_a_pass_acts_on():
                              suppress_health_check=list(HealthCheck))(lambda spec: drawn.append(spec.op_names())))()
     without_route = [n for n in drawn if "add_alpha" in n and n[0] != "add_alpha"]
     assert len(with_form_behind_cold) >= 2 * len(without_route), (len(with_form_behind_cold), len(without_route))
+
+
+def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
+    """A top-up round's strategy reads what each pass lacks once: Hypothesis re-draws to replay
+    and shrink, and a strategy that changed with the evidence gathered meanwhile drew
+    differently (FlakyStrategyDefinition killed a whole-registry run in the ethos-u85 top-up)."""
+    from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
+    from hypothesis import HealthCheck, given, seed, settings
+
+    from verify.gate.run import _biased
+
+    lacking = {"p": "copy"}
+    strategy = _biased({"p": DecomposeAddSubAlphaPass}, 4, None, lambda qn: lacking[qn])(["p"])
+    lacking["p"] = "skip"  # evidence arrived after the strategy was built
+
+    def draws() -> list[list[str]]:
+        out: list[list[str]] = []
+
+        @seed(7)
+        @settings(max_examples=8, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def draw(spec):
+            out.append(spec.op_names())
+
+        draw()
+        return out
+
+    first = draws()
+    assert any("add_alpha" in names for names in first), first  # still the copy-biased mix it was built for
+    assert draws() == first

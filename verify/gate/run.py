@@ -388,8 +388,12 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
+        # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
+        # and a strategy that followed the evidence gathered meanwhile would draw differently
+        # (FlakyStrategyDefinition: a whole-registry run died of it in a top-up round).
+        wants = {qn: want(qn) for qn in names}
         return st.sampled_from(names).flatmap(
-            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=want(qn),
+            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=wants[qn],
                                     suspects=suspects[qn], forms=forms[qn]))
 
     return strategy_of
