@@ -463,3 +463,26 @@ def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
     first = draws()
     assert any("add_alpha" in names for names in first), first  # still the copy-biased mix it was built for
     assert draws() == first
+
+
+def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypatch):
+    """When the graph search itself fails (here: injected; in the field, Hypothesis's
+    FlakyStrategyDefinition), the stage's search ends with an `error` verdict that CI fails on,
+    and the verdicts and evidence gathered so far are kept for the report."""
+    from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
+
+    from verify.gate import run
+    from verify.report.verdict import GateVerdict
+
+    def broken_search(*args, **kwargs):
+        raise RuntimeError("Inconsistent data generation!")
+
+    monkeypatch.setattr(run, "hypothesis_search", broken_search)
+    qn = "executorch.backends.arm._passes.DecomposeAddSubAlphaPass"
+    reg = run._Registry({qn: DecomposeAddSubAlphaPass}, tmp_path, 0, 4, 1.0, None, 5)
+    done = reg.search("edge-fp", {qn}, lambda names: None, 3, ":top-up")
+    assert done == 0
+    error = reg.verdicts["<search-error:edge-fp:top-up>"]
+    assert error.verdict is GateVerdict.ERROR and error.verdict.fails
+    assert "Inconsistent data generation" in error.reason
+    assert qn in reg.verdicts  # the pass's own verdict is still there to report

@@ -352,10 +352,22 @@ class _Registry:
                      f"{','.join(spec.op_names())} -> {status}; {short} pass(es) short of evidence")
 
             same = lambda o, first: o.culprit == first.culprit  # noqa: E731
-            spec, outcome = hypothesis_search(f"gate-registry:{stage}{label}", strategy_of(names), body,
-                                              max(1, budget - done), self.out,
-                                              None if self.seed is None else self.seed + self.rounds,
-                                              self.shrink_seconds, same_failure=same, on_example=on_example)
+            try:
+                spec, outcome = hypothesis_search(f"gate-registry:{stage}{label}", strategy_of(names), body,
+                                                  max(1, budget - done), self.out,
+                                                  None if self.seed is None else self.seed + self.rounds,
+                                                  self.shrink_seconds, same_failure=same, on_example=on_example)
+            except Exception as exc:  # noqa: BLE001 - the search itself failed (Hypothesis, the harness)
+                # The evidence recorded so far stands; the stage's search ends with an `error`
+                # verdict (CI fails on it) instead of ending the run and losing every verdict.
+                done += counter["n"]
+                first = str(exc).splitlines()[0][:200] if str(exc) else ""
+                _log(f"gate: the search of stage {stage}{label} failed ({type(exc).__name__}: {first}); "
+                     f"its evidence so far is kept, the stage's search stops")
+                self.verdicts[f"<search-error:{stage}{label}>"] = PassVerdict(
+                    "<search-error>", "search error", "-", GateVerdict.ERROR,
+                    f"the graph search failed after {done} graph(s): {type(exc).__name__}: {first}", "batch", stage)
+                break
             done += counter["n"]
             if spec is None:
                 break
