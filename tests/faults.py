@@ -9,21 +9,28 @@ import torch
 
 
 @contextlib.contextmanager
-def after_pass(pass_cls, mutate):
-    """Run `mutate(graph_module)` on what `pass_cls` returns: a bug in that pass."""
-    original = pass_cls.__dict__["call"]
+def after_pass(pass_cls, mutate, when=lambda: True):
+    """Run `mutate(graph_module)` on what `pass_cls` returns, whenever `when()` holds: a bug in
+    that pass (`when=fastpass.is_enabled`: a bug that exists only with fastpass on). The pass's
+    own `call`, or the one it inherits, is put back after."""
+    own = pass_cls.__dict__.get("call")
+    inherited = pass_cls.call
 
     def call(self, graph_module):
-        result = original(self, graph_module)
-        mutate(result.graph_module)
-        result.graph_module.recompile()
+        result = inherited(self, graph_module)
+        if when():
+            mutate(result.graph_module)
+            result.graph_module.recompile()
         return result
 
     pass_cls.call = call
     try:
         yield
     finally:
-        pass_cls.call = original
+        if own is None:
+            del pass_cls.call
+        else:
+            pass_cls.call = own
 
 
 def first_call_function(graph_module, predicate=lambda n: True):

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import fastpass
+from tests import faults
 from verify.compare import CHECKS
 from verify.crosscheck import CrosscheckDivergence, EntryPoint, crosscheck, intercept
 from verify.report.verdict import Verdict
@@ -50,27 +51,9 @@ def transform(program):
     return _transform(program, clamp_pass()())
 
 
-@contextlib.contextmanager
 def fastpass_only_fault(pass_cls, mutate):
     """A bug that exists only with fastpass on: `mutate` the graph `pass_cls` returns."""
-    own = pass_cls.__dict__.get("call")
-    inherited = pass_cls.call
-
-    def call(self, graph_module):
-        result = inherited(self, graph_module)
-        if fastpass.is_enabled():
-            mutate(result.graph_module)
-            result.graph_module.recompile()
-        return result
-
-    pass_cls.call = call
-    try:
-        yield
-    finally:
-        if own is None:
-            del pass_cls.call
-        else:
-            pass_cls.call = own
+    return faults.after_pass(pass_cls, mutate, when=fastpass.is_enabled)
 
 
 def rename_first_clamp(graph_module):
