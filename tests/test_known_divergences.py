@@ -23,8 +23,12 @@ KNOWN = Path(__file__).parent / "data" / "known_divergences"
     "lowers with meta['from_node'] naming different source nodes (..._3 vs ..._2) after "
     "ConvertInt64OutputOpsToInt32Pass when skip/copy and shared provenance are on together (each alone: "
     "identical; ConvertInt64OutputOpsToInt32Pass with copy off: still divergent). Not yet explained."))
-def test_convert_int64_output_ops_argmax_is_identical():
+def test_convert_int64_output_ops_argmax_is_identical(tmp_path):
+    import shutil
+
     from verify.replay import read, replay
 
-    replayed = replay(read(KNOWN / "convert_int64_output_ops_argmax.xcheck"))
+    # Replaying saves a reproducer of its own next to the file: replay a copy, not the tree's.
+    saved = shutil.copy(KNOWN / "convert_int64_output_ops_argmax.xcheck", tmp_path)
+    replayed = replay(read(Path(saved)))
     assert replayed.verdict is Verdict.IDENTICAL, (replayed.first_divergent_pass, replayed.details[:3])
