@@ -82,19 +82,7 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if miss and want in ("both", "skip"):
         branches.append(graphs(1, max_ops, ops=miss))
     if hit and miss and want in ("both", "copy"):
-        hit_set = set(hit)
-
-        def both_kinds(spec) -> bool:
-            """A targeted op (the pass runs) and, first, another: a cold node upstream of every
-            rewrite, whose inputs the pass leaves alone, so fastpass may copy it (a node fed by a
-            rewritten one must be re-dispatched)."""
-            names = spec.op_names()
-            return names[0] not in hit_set and bool(set(names) & hit_set)
-
-        mixed = st.lists(st.sampled_from(miss), min_size=1, max_size=3, unique=True).flatmap(
-            lambda extra: graphs(min(2, max_ops), max_ops, ops=hit + extra))
-        if max_ops >= 2:
-            mixed = mixed.filter(both_kinds)
+        mixed = _behind_cold(hit, miss, min(2, max_ops), max_ops, max_extra=3)
         branches += [mixed, mixed]  # the most informative for copy: weigh it double
     routes = suspect_routes(targeted_ops, suspects, miss)
     if routes and want in ("both", "copy"):
@@ -103,18 +91,30 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
         branches += [with_suspects, with_suspects]
     forms = list(forms)
     if forms and want in ("both", "copy"):
-        form_set = set(forms)
-        cold = [op for op in miss if op not in form_set]
-
-        def form_after_cold(spec) -> bool:
-            names = spec.op_names()
-            return names[0] not in form_set and bool(set(names) & form_set)
-
+        cold = [op for op in miss if op not in forms]
         with_forms = graphs(1, max_ops, ops=forms)
         if cold and max_ops >= 2:
-            with_forms = st.lists(st.sampled_from(cold), min_size=1, max_size=2, unique=True).flatmap(
-                lambda extra: graphs(2, max_ops, ops=forms + extra)).filter(form_after_cold)
+            with_forms = _behind_cold(forms, cold, 2, max_ops, max_extra=2)
         branches += [with_forms, with_forms]
     if not branches:
         branches.append(graphs(1, max_ops, ops=ops))
     return st.one_of(*branches)
+
+
+def _behind_cold(core: list[str], cold: list[str], min_ops: int, max_ops: int, max_extra: int):
+    """Graphs of the `core` ops mixed with up to `max_extra` `cold` ones, a cold op first: a node
+    upstream of every rewrite, whose inputs the pass leaves alone, so fastpass may copy it (a
+    node fed by a rewritten one must be re-dispatched). Without room for two ops, unfiltered."""
+    from hypothesis import strategies as st
+
+    from generators.random import graphs
+
+    core_set = set(core)
+
+    def cold_first(spec) -> bool:
+        names = spec.op_names()
+        return names[0] not in core_set and bool(set(names) & core_set)
+
+    drawn = st.lists(st.sampled_from(cold), min_size=1, max_size=max_extra, unique=True).flatmap(
+        lambda extra: graphs(min_ops, max_ops, ops=core + extra))
+    return drawn.filter(cold_first) if max_ops >= 2 else drawn
