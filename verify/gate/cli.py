@@ -1,18 +1,25 @@
 """Command-line entry points of the gate.
 
     python -m verify gate [--pass REF ...] [--changed-since REV] [--examples N] [--min-evidence K]
-                          [--stage edge-fp|quantized|ethos-u55|ethos-u85 ...] [--junit FILE]
-                          [--json FILE] [--out DIR] [--replay REPRODUCER.py]
+                          [--stage edge-fp|quantized|ethos-u55|ethos-u85 ...] [-j N] [--pass-timeout S]
+                          [--junit FILE] [--json FILE] [--out DIR] [--replay REPRODUCER.py]
     python -m verify infer REF [--examples N] [--stage STAGE] [--json FILE]
 
 REF is `package.module:Class` or `path/to/file.py:Class`. Exit status of `gate`: 0 if no checked
 pass is unsound or errored (sound, unexercised and untested passes are listed), 1 if any is,
-2 for bad usage (bad pass references included, before any work).
+2 for bad usage (bad pass references included, before any work), 128 + the signal when stopped
+by SIGINT/SIGTERM (the verdicts finished by then are still written).
+
+Each `--pass` check, and each direct check of a registry run, runs in a worker process
+(verify.gate.workers), `-j N` at a time; the registry run's per-stage searches, which check
+every pass at once, run in this process.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import signal
 import sys
 import time
 from pathlib import Path
@@ -22,6 +29,8 @@ from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, count
 from verify.report.verdict import Feature, GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
+
+_log = logging.getLogger(__name__)
 
 # Defaults measured on 2 shared cores (see the gate's report): a graph costs ~2-4 s per stage
 # (stock + fastpass lowering; the Ethos-U stages' Vela runs cost about as much as tosa-int on
@@ -65,8 +74,15 @@ def add_parsers(sub) -> None:
                       help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
                            "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
     gate.add_argument("--max-seconds", type=float, default=None, metavar="S",
-                      help="registry run: time budget of the whole run, shared by the stages (a sixth "
-                           "kept for direct runs); graphs past it are not drawn (default: none)")
+                      help="time budget of the whole run: a registry run shares it by the stages (a sixth "
+                           "kept for direct runs), graphs past it are not drawn; passes whose check has not "
+                           "started by then are reported unexercised, not run (default: none)")
+    gate.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                      help="pass checks run at once, each in a worker process (--pass passes, and the "
+                           "registry run's direct passes); default: 2 or the CPU count, if smaller")
+    gate.add_argument("--pass-timeout", type=float, default=None, metavar="S",
+                      help="a pass check's worker still running after S seconds is killed and the pass "
+                           "gets an error verdict (<worker-timeout>); default: 1800")
     gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
                       help="registry run: time budget of the top-up per stage (default %(default)s)")
     gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
@@ -119,22 +135,26 @@ def _ops(text):
     return ops
 
 
-def _gate(args, explicit, out: Path):
+def _gate(args, explicit, out: Path, deadline: float | None):
     """Gate the explicit passes, or the registry (all, or what changed): verdicts, or None after a
-    usage error. Freezes the process's long-lived heap once the pipelines are known (the gate
-    lowers hundreds of graphs in this process; see verify.lowering.heap); cmd_gate releases it."""
+    usage error. Each pass's own check runs in a worker (verify.gate.workers, `args.jobs` at a
+    time); the registry run's stage searches run here, after freezing the process's long-lived
+    heap once the pipelines are known (see verify.lowering.heap; cmd_gate releases it)."""
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
+    from verify.gate.workers import PassJob, SearchSettings
 
+    ops = _ops(args.ops)
+    settings = SearchSettings(args.examples, out, args.seed, args.max_ops, args.shrink_seconds,
+                              tuple(ops) if ops is not None else None, args.min_evidence)
     if explicit:
         stage = args.stage[0] if args.stage else "edge-fp"
-        _warm_up([stage])
-        return [run.gate_pass(cls, ref, args.examples, stage, out, args.seed,
-                              how="direct" if args.direct else None, max_ops=args.max_ops,
-                              shrink_seconds=args.shrink_seconds, ops=_ops(args.ops),
-                              min_evidence=args.min_evidence)
-                for ref, cls in explicit]
+        print(f"verify gate: {len(explicit)} pass(es) on {stage}, {args.examples} graph(s) per mode, "
+              f"{args.jobs} worker(s) at a time (--pass-timeout {args.pass_timeout:.0f} s), "
+              f"artifacts in {out}", file=sys.stderr, flush=True)
+        jobs = [PassJob(cls, ref, stage, "direct" if args.direct else None) for ref, cls in explicit]
+        return _in_workers(jobs, settings, args, deadline, "")
     with check.quiet():
         classes = gp.annotated_passes()
     if args.since_gated:
@@ -160,14 +180,46 @@ def _gate(args, explicit, out: Path):
     stages = list(dict.fromkeys(args.stage)) if args.stage else list(DEFAULT_STAGES)
     print(f"verify gate: {len(classes)} annotated pass(es), stages {', '.join(stages)}, "
           f"{args.examples} graph(s) per stage, sound needs {args.min_evidence} example(s) of evidence, "
-          f"artifacts in {out}", file=sys.stderr, flush=True)
+          f"direct checks {args.jobs} worker(s) at a time, artifacts in {out}", file=sys.stderr, flush=True)
     if not classes:
         return []
     _warm_up(stages)
+    direct_settings = SearchSettings(args.direct_examples, out, args.seed, args.max_ops, args.shrink_seconds,
+                                     settings.ops, args.min_evidence)
+
+    def run_direct(items, stage, run_deadline):
+        jobs = [PassJob(cls, f"{cls.__module__}:{cls.__qualname__}", stage, "direct") for _qn, cls in items]
+        verdicts = _in_workers(jobs, direct_settings, args, run_deadline, "direct ", keep_not_started=False)
+        return {v.qualname: v for v in verdicts}
+
     return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
-                             args.shrink_seconds, ops=_ops(args.ops), min_evidence=args.min_evidence,
+                             args.shrink_seconds, ops=ops, min_evidence=args.min_evidence,
                              top_up=args.top_up, top_up_seconds=args.top_up_seconds,
-                             direct_examples=args.direct_examples, max_seconds=args.max_seconds)
+                             direct_examples=args.direct_examples, max_seconds=args.max_seconds,
+                             run_direct=run_direct)
+
+
+def _in_workers(jobs, settings, args, deadline: float | None, what: str, keep_not_started: bool = True):
+    """The verdicts of `jobs` checked in workers, in the order of `jobs`: each finished check's
+    verdict; a check not started by `deadline` is `unexercised` (with `keep_not_started`), one
+    the stop cut short is left out (the run reports that it was stopped)."""
+    from verify.gate import run
+    from verify.gate.workers import Ending, gate_in_workers
+
+    if jobs:
+        _log.info("gate: %d %spass check(s), %d worker(s) at a time", len(jobs), what, args.jobs)
+    verdicts = []
+    for result in gate_in_workers(jobs, settings, parallel=args.jobs, pass_timeout=args.pass_timeout,
+                                  deadline=deadline):
+        if result.ending is Ending.FINISHED:
+            verdicts.append(result.verdict)
+        elif result.ending is Ending.NOT_STARTED and keep_not_started:
+            v = run.make_verdict(result.job.cls, result.job.ref)
+            v.stage, v.how = result.job.stage, result.job.how or ""
+            v.verdict = GateVerdict.UNEXERCISED
+            v.reason = "not run: the --max-seconds budget was spent before its check started"
+            verdicts.append(v)
+    return verdicts
 
 
 def _warm_up(stages) -> None:
@@ -182,6 +234,8 @@ def _warm_up(stages) -> None:
 def cmd_gate(args) -> int:
     from verify.gate import passes as gp
     from verify.gate import run
+    from verify.gate.workers import DEFAULT_PASS_TIMEOUT, default_parallel
+    from verify.launcher import stop_on_signals, stop_signal
 
     if args.examples is None:
         args.examples = DEFAULT_PASS_EXAMPLES if args.passes else DEFAULT_REGISTRY_EXAMPLES
@@ -193,6 +247,16 @@ def cmd_gate(args) -> int:
         return 2
     if args.max_seconds is not None and args.max_seconds <= 0:
         print("verify gate: --max-seconds must be positive", file=sys.stderr)
+        return 2
+    if args.jobs is None:
+        args.jobs = default_parallel()
+    if args.jobs < 1:
+        print(f"verify gate: -j must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
+    if args.pass_timeout is None:
+        args.pass_timeout = DEFAULT_PASS_TIMEOUT
+    if args.pass_timeout <= 0:
+        print("verify gate: --pass-timeout must be positive", file=sys.stderr)
         return 2
     if args.direct_examples is None:
         args.direct_examples = args.min_evidence + 3
@@ -223,23 +287,35 @@ def cmd_gate(args) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
-    try:
-        verdicts = _gate(args, explicit, out)
-    finally:
-        release_long_lived_heap()
-    if verdicts is None:
-        return 2
-    wall = time.perf_counter() - started
-    print(table(verdicts, args.min_evidence))
-    print(unexercised_line(verdicts))
-    print(f"wall time {wall:.0f} s")
-    info = {"examples": args.examples, "stages": args.stage, "seed": args.seed, "wall_seconds": wall,
-            "changed_since": args.changed_since, "min_evidence": args.min_evidence}
-    write_json(verdicts, out / "gate.json", info)
-    if args.json:
-        write_json(verdicts, args.json, info)
-    if args.junit:
-        write_junit(verdicts, args.junit, wall, args.min_evidence)
+    deadline = None if args.max_seconds is None else time.monotonic() + args.max_seconds
+    # SIGINT/SIGTERM stop the run in order (verify.launcher): every worker's group is killed, no
+    # new one starts, the stage searches draw no more graphs; the handlers stay while the reports
+    # of what finished are written (a second Ctrl-C must not cut that short).
+    with stop_on_signals():
+        try:
+            verdicts = _gate(args, explicit, out, deadline)
+        finally:
+            release_long_lived_heap()
+        stopped = stop_signal()
+        if verdicts is None:
+            return 2
+        wall = time.perf_counter() - started
+        print(table(verdicts, args.min_evidence))
+        print(unexercised_line(verdicts))
+        print(f"wall time {wall:.0f} s")
+        info = {"examples": args.examples, "stages": args.stage, "seed": args.seed, "wall_seconds": wall,
+                "changed_since": args.changed_since, "min_evidence": args.min_evidence, "jobs": args.jobs,
+                "pass_timeout": args.pass_timeout, "complete": stopped is None,
+                "stopped_by": signal.Signals(stopped).name if stopped is not None else None}
+        write_json(verdicts, out / "gate.json", info)
+        if args.json:
+            write_json(verdicts, args.json, info)
+        if args.junit:
+            write_junit(verdicts, args.junit, wall, args.min_evidence)
+    if stopped is not None:
+        print(f"verify gate: stopped by {signal.Signals(stopped).name}: workers killed; the {len(verdicts)} "
+              f"verdict(s) finished by then are in the reports (the run is incomplete)", file=sys.stderr)
+        return 128 + stopped
     ok = all(v.ok for v in verdicts)
     if args.record_gated:
         if not ok:

@@ -285,7 +285,17 @@ def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = 
 # the whole registry
 
 
-_NOT_DRAWN = "not lowered: the time budget is spent, or no pass under test lacks evidence"
+_NOT_DRAWN = "not lowered: the time budget is spent, no pass under test lacks evidence, or the run was stopped"
+
+# (passes as (qualname, class), stage, run deadline) -> the verdicts of the passes it ran
+DirectRunner = Callable[[list[tuple[str, type]], str, "float | None"], dict[str, PassVerdict]]
+
+
+def _stopped() -> bool:
+    """Has the run been stopped (SIGINT/SIGTERM, see verify.launcher.stop_on_signals)?"""
+    from verify.launcher import stop_signal
+
+    return stop_signal() is not None
 
 
 class _Registry:
@@ -325,7 +335,7 @@ class _Registry:
         done = 0
         max_culprits = 10
         for _culprit in range(max_culprits + 1):
-            if not active or done >= budget or (until is not None and until()):
+            if not active or done >= budget or (until is not None and until()) or _stopped():
                 break
             names = sorted(active)
             keep = [self.classes[qn] for qn in names]
@@ -333,7 +343,8 @@ class _Registry:
             self.rounds += 1
 
             def body(spec, keep=keep):
-                if (deadline is not None and time.monotonic() > deadline) or (until is not None and until()):
+                if ((deadline is not None and time.monotonic() > deadline) or (until is not None and until())
+                        or _stopped()):
                     return check.Outcome(False, vacuous=_NOT_DRAWN)
                 try:
                     return check.pipeline_example(spec, None, "both", stage, keep=keep)
@@ -415,13 +426,19 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                   max_ops: int = 4, shrink_seconds: float = 300.0, direct_examples: int = 3,
                   ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
                   top_up: int | None = None, top_up_seconds: float = 300.0,
-                  max_seconds: float | None = None) -> list[PassVerdict]:
+                  max_seconds: float | None = None, run_direct: DirectRunner | None = None) -> list[PassVerdict]:
     """Gate every pass in `classes`: `examples` graphs per stage for all passes the stage's
     pipeline invokes, then up to `top_up` graphs (default: `examples`) and `top_up_seconds` per
     stage drawn for the passes still short of `min_evidence`; passes no stage invokes run
     directly (`direct_examples` graphs per feature) or are `untested`. `max_seconds` bounds the
     whole run: each stage gets an equal share of what is left (a sixth kept for the direct
-    runs); graphs past a deadline are not lowered, so a pass may end `unexercised`."""
+    runs); graphs past a deadline are not lowered, so a pass may end `unexercised`.
+
+    `run_direct(items, stage, deadline)` runs the direct passes (default: here, one by one; the
+    CLI's runs each in a worker, verify.gate.workers) and returns the verdicts of those it ran.
+    When the run is stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals),
+    no graph is lowered any more and the verdicts so far are returned, without the direct
+    passes that did not finish."""
     from fastpass.annotations import lookup
 
     from verify.gate.graphs import vocabulary_split
@@ -436,6 +453,8 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                 if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops)}
     tested: set[str] = set()
     for index, stage in enumerate(stages):
+        if _stopped():
+            break
         target = check.target_for(stage)
         active = {qn for qn, cls in classes.items() if cls.__name__ in invoked_by[stage]
                   and reg.verdicts[qn].verdict is GateVerdict.SOUND}
@@ -483,22 +502,36 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
             short = {qn for qn in active if reg.lacking(qn)}
             _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
                  f"{len(short)} pass(es) still short of evidence")
-    # passes no stage's pipeline invokes: run them directly, one by one
+    # passes no stage's pipeline invokes: run them directly, each alone (in workers: see run_direct)
     direct_stage = "edge-fp" if "edge-fp" in stages else stages[0]
     pipelines = "/".join(check.target_for(s).name for s in stages)
-    for qn, cls in classes.items():
-        if qn in tested:
-            continue
-        v = reg.verdicts[qn]
-        if direct_examples <= 0:
-            v.verdict, v.reason = GateVerdict.UNTESTED, f"not invoked by the {pipelines} pipelines (direct runs disabled)"
-            continue
-        if run_deadline is not None and time.monotonic() > run_deadline:
+    untried = [(qn, cls) for qn, cls in classes.items() if qn not in tested]
+    if direct_examples <= 0:
+        for qn, _cls in untried:
+            reg.verdicts[qn].verdict = GateVerdict.UNTESTED
+            reg.verdicts[qn].reason = f"not invoked by the {pipelines} pipelines (direct runs disabled)"
+        untried = []
+
+    def in_process(items: list[tuple[str, type]], stage: str, deadline: float | None) -> dict[str, PassVerdict]:
+        done: dict[str, PassVerdict] = {}
+        for qn, cls in items:
+            if _stopped() or (deadline is not None and time.monotonic() > deadline):
+                break
+            done[qn] = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
+                                 shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+        return done
+
+    results = (run_direct or in_process)(untried, direct_stage, run_deadline) if untried and not _stopped() else {}
+    for qn, _cls in untried:
+        v = results.get(qn)
+        if v is None:
+            if _stopped():  # stopped before its verdict: not reported (the run says it was stopped)
+                del reg.verdicts[qn]
+                continue
+            v = reg.verdicts[qn]
             v.verdict = GateVerdict.UNEXERCISED
             v.reason = f"not invoked by the {pipelines} pipelines; its direct run was not reached (--max-seconds)"
             continue
-        v = gate_pass(cls, None, direct_examples, direct_stage, out, seed, how="direct", max_ops=max_ops,
-                      shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
         if v.verdict is GateVerdict.ERROR and v.every_example_vacuous:
             v.verdict = GateVerdict.UNTESTED
             v.reason = (f"not invoked by the {pipelines} pipelines, and it cannot run standalone on "

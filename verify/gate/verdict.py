@@ -69,6 +69,14 @@ class Evidence:
                 "distinct_ops_maybe_copied": len(self.ops_maybe_copied),
                 "ops_maybe_copied": dict(sorted(self.ops_maybe_copied.items()))}
 
+    @classmethod
+    def from_json(cls, data: dict) -> "Evidence":
+        """The inverse of to_json (a gate worker's evidence back in the parent)."""
+        return cls(Feature(data["feature"]), examples=data["examples"], examples_invoked=data["examples_invoked"],
+                   invocations=data["invocations"], upstream_skipped=data["upstream_skipped"],
+                   examples_with_action=data["examples_with_action"], skipped_calls=data["skipped_calls"],
+                   copied_nodes=data["copied_nodes"], ops_maybe_copied=dict(data["ops_maybe_copied"]))
+
 
 @dataclass
 class Claim:
@@ -181,6 +189,17 @@ class PassVerdict:
                 "evidence": {f.value: e.to_json() for f, e in self.evidence.items()},
                 "waived": {f.value: why for f, why in self.waived.items()},
                 "modes": self.modes, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PassVerdict":
+        """The inverse of to_json: a gate worker sends its verdict as JSON and the parent rebuilds
+        this very dataclass (the derived counts in the JSON are recomputed from the evidence)."""
+        return cls(data["qualname"], data["name"], data["ref"], GateVerdict(data["verdict"]), data["reason"],
+                   data["how"], data["stage"], annotation=data["annotation"], reproducers=data["reproducers"],
+                   examples=data["examples"],
+                   evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
+                   waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
+                   seconds=data["seconds"])
 
 
 def count(verdicts: list[PassVerdict]) -> dict[GateVerdict, int]:
