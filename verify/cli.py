@@ -341,55 +341,6 @@ def cmd_report(args) -> int:
     return 0 if not unfinished and all(r.passed for r in reports) else 1
 
 
-def cmd_bench(args) -> int:
-    import json
-
-    from verify.bench.plot import write_plot
-    from verify.bench.run import BenchError, BenchOptions, format_table, run_bench
-    from verify.cases import usage_problem
-    from verify.launcher import RunStopped, stop_on_signals, stop_signal
-    from verify.lowering.targets import TARGETS
-    from verify.output_paths import check_output_file, check_output_folder
-    from verify.report.atomic import write_text
-
-    if args.target not in TARGETS:
-        raise UsageError(f"unknown target {args.target!r}; known: {', '.join(TARGETS)}")
-    if args.pairs < 1:
-        raise UsageError(f"--pairs must be at least 1, got {args.pairs}")
-    _check_timeout(args.timeout)
-    problem = usage_problem(args.model)
-    if problem:
-        raise UsageError(problem)
-    features = _features(args.features)
-    for path, option in ((args.json, "--json"), (args.plot, "--plot")):
-        if path:
-            check_output_file(path, option)
-    if args.work_dir:
-        check_output_folder(args.work_dir, "--work-dir")
-    options = BenchOptions(model=args.model, target=args.target, pairs=args.pairs, features=features,
-                           hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout)
-    if args.work_dir:
-        options.work_dir = args.work_dir
-    print(f"verify bench: {args.model} on {args.target}, {args.pairs} pair(s), logs in {options.work_dir}",
-          file=sys.stderr, flush=True)
-    try:
-        with stop_on_signals():
-            result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
-    except RunStopped:
-        name = signal.Signals(stop_signal()).name
-        print(f"verify bench: stopped by {name}; lowering processes killed", file=sys.stderr)
-        return 128 + stop_signal()
-    except BenchError as exc:
-        print(f"verify bench: {exc}", file=sys.stderr)
-        return 1
-    print(format_table(result))
-    if args.json:
-        write_text(args.json, json.dumps(result, indent=1))
-    if args.plot:
-        write_plot(result, args.plot)
-    return 0 if result["identical"] else 1
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
@@ -398,19 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="verify chosen models × targets")
     _add_run_arguments(run)
     run.set_defaults(handler=cmd_run)
-    bench = sub.add_parser("bench", help="interleaved stock/fastpass benchmark, fresh process per lowering")
-    bench.add_argument("--model", default="sleepnet", help="built-in name or module:factory (default %(default)s)")
-    bench.add_argument("--target", default="ethos-u55", help="default %(default)s")
-    bench.add_argument("--pairs", type=int, default=3, help="interleaved (stock, fastpass) pairs (default 3)")
-    bench.add_argument("--features", default="all", help="'all' or a comma-separated subset")
-    bench.add_argument("--ablation", action="store_true",
-                       help="also one round of each feature alone and cumulatively")
-    bench.add_argument("--hash-seed", type=int, default=0)
-    bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
-    bench.add_argument("--json", type=Path, default=None)
-    bench.add_argument("--plot", type=Path, default=None, help="PNG of per-pass time and ablation")
-    bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
-    bench.set_defaults(handler=cmd_bench)
+    from verify.bench.cli import add_parser as add_bench_parser
+
+    add_bench_parser(sub)  # `bench`
     report = sub.add_parser("report", help="rebuild a run's reports from its journal (also of an interrupted run)")
     report.add_argument("--from", dest="source", type=Path, required=True, metavar="DIR", help="the run folder")
     report.add_argument("--json", type=Path, default=None, help="also write the JSON report here")

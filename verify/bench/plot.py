@@ -1,31 +1,50 @@
-"""The picture: where the time goes per pass, stock vs fastpass, and the ablation."""
+"""The picture: where the time goes per pass, stock vs fastpass, and the ablation (one per case)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
 
+from verify.bench.results import AblationRow, CaseResult, METRICS, PassTiming
 from verify.lowering.mode import Mode
 
+_LOWER, _PIPELINE = (next(m for m in METRICS if m.key == key) for key in ("lower_seconds", "pass_pipeline_seconds"))
 
-def _per_pass_seconds(per_pass: list[dict], phase: str = "delegate0") -> dict[str, float]:
+
+def _per_pass_seconds(per_pass: tuple[PassTiming, ...], phase: str = "delegate0") -> dict[str, float]:
     totals: dict[str, float] = defaultdict(float)
     for step in per_pass:
-        if step["phase"] == phase:
-            totals[f"{step['pass']} [{step['index']}]"] += step["seconds"]
+        if step.phase == phase:
+            totals[f"{step.pass_name} [{step.index}]"] += step.seconds
     return totals
 
 
-def write_plot(result: dict, path: Path, top: int = 40) -> None:
+def plot_paths(path: Path, cases: tuple[CaseResult, ...]) -> list[Path]:
+    """`path` for one case; `<stem>-<model>-<target><suffix>` per case for several."""
+    if len(cases) == 1:
+        return [path]
+    safe = lambda s: "".join(c if c.isalnum() or c in "-_" else "_" for c in s)  # noqa: E731
+    return [path.with_name(f"{path.stem}-{safe(c.model)}-{c.target}{path.suffix}") for c in cases]
+
+
+def write_plots(path: Path, cases: tuple[CaseResult, ...], ablation: tuple[AblationRow, ...]) -> list[Path]:
+    paths = plot_paths(path, cases)
+    for case, case_path in zip(cases, paths):
+        write_plot(case, [r for r in ablation if (r.model, r.target) == (case.model, case.target)], case_path)
+    return paths
+
+
+def write_plot(case: CaseResult, ablation: list[AblationRow], path: Path, top: int = 40) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stock = _per_pass_seconds(result["per_pass_last_pair"][Mode.STOCK])
-    fast = _per_pass_seconds(result["per_pass_last_pair"][Mode.FASTPASS])
+    last = case.pairs[-1]
+    stock = _per_pass_seconds(last.stock.per_pass)
+    fast = _per_pass_seconds(last.fastpass.per_pass)
     names = sorted(stock, key=stock.get, reverse=True)[:top]
-    ablation = result.get("ablation", [])
+    lower, pipeline = case.summary(_LOWER).ratio.median, case.summary(_PIPELINE).ratio.median
     fig, axes = plt.subplots(1, 2 if ablation else 1, figsize=(16 if ablation else 11, 10), squeeze=False)
     ax = axes[0][0]
     y = range(len(names))
@@ -34,15 +53,14 @@ def write_plot(result: dict, path: Path, top: int = 40) -> None:
     ax.set_yticks(list(y), names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel("seconds (delegate 0, last pair)")
-    ax.set_title(f"{result['model']} on {result['target']}: top {len(names)} passes by stock time\n"
-                 f"lower() {result['ratio_lower_median']:.2f}x, pass pipeline {result['ratio_passes_median']:.2f}x, "
-                 f"identical: {'yes' if result['identical'] else 'NO'}", fontsize=9)
+    ax.set_title(f"{case.model} on {case.target}: top {len(names)} passes by stock time\n"
+                 f"lower() {lower:.2f}x, pass pipeline {pipeline or 0:.2f}x (medians over {len(case.pairs)} pairs), "
+                 f"identical: {'yes' if case.identical else 'NO'}", fontsize=9)
     ax.legend()
     if ablation:
         ax2 = axes[0][1]
-        ax2.barh([r["config"] for r in ablation], [r["ratio_passes"] for r in ablation], label="pass pipeline")
-        ax2.barh([r["config"] for r in ablation], [r["ratio_lower"] for r in ablation], height=0.4,
-                 label="lower()")
+        ax2.barh([r.config for r in ablation], [r.ratio_pipeline for r in ablation], label="pass pipeline")
+        ax2.barh([r.config for r in ablation], [r.ratio_lower for r in ablation], height=0.4, label="lower()")
         ax2.axvline(1.0, color="gray", linewidth=0.8)
         ax2.set_xlabel("speed-up stock/fastpass")
         ax2.set_title("ablation (one round)", fontsize=9)

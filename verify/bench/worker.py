@@ -3,15 +3,21 @@
 A fresh process per lowering, because the first lowering in a process also pays warm-up
 (imports, caches) and a second one would flatter whichever mode ran second. The program is
 quantized here, outside the timed region, from a seeded factory; its digest proves both
-modes lowered the same quantized program.
+modes lowered the same quantized program. OUT.json is a `verify.bench.results.WorkerRun`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import resource
 import sys
 from pathlib import Path
+
+from verify.bench.results import FastpassCounters, Memory, PassTiming, PeakScope, WorkerRun
+
+log = logging.getLogger(__name__)
 
 
 def program_digest(program) -> str:
@@ -23,12 +29,40 @@ def program_digest(program) -> str:
     return h.hexdigest()
 
 
-def run(job: dict) -> dict:
+def resident_bytes() -> int:
+    """The process's resident set now (VmRSS), not its peak."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("/proc/self/status has no VmRSS line")
+
+
+def peak_resident_bytes() -> int:
+    """ru_maxrss of this process, in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def reset_peak() -> PeakScope:
+    """Reset the kernel's RSS high-water mark (Linux >= 4.0: `5` to /proc/self/clear_refs), so
+    that ru_maxrss after the lowering is the lowering's own peak, not one left by building and
+    quantizing the model. Where the kernel refuses, the peak covers the whole process, and the
+    result says so."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError as exc:
+        log.warning("cannot reset the peak RSS (%s): the peak reported is the process's", exc)
+        return PeakScope.PROCESS
+    return PeakScope.LOWERING if peak_resident_bytes() <= resident_bytes() + 4 * 1024 * 1024 else PeakScope.PROCESS
+
+
+def run(job: dict) -> WorkerRun:
     """One lowering through verify.lowering.lower(), as every command lowers: no per-pass
     snapshots (they would dominate the timings), no reference runs, no serialization; the
     final graph's digest and the delegates' bytes still say that both modes produced the same.
     `lower_seconds` is lower()'s own clock: enabling and disabling fastpass included (what a
-    user pays), the deep copy of the input not."""
+    user pays), the deep copy of the input not. The memory figures bracket the lower() call
+    (its deep copy of the program included, in both modes)."""
     from verify.cases import build_model
     from verify.lowering.lower import lower
     from verify.lowering.mode import Mode
@@ -40,25 +74,31 @@ def run(job: dict) -> dict:
     program = export_program(module, inputs, target)
     digest = program_digest(program)
     mode = Mode(job["mode"])
+    rss_before = resident_bytes()
+    scope = reset_peak()
     result = lower(program, target, mode, tuple(job["features"]), snapshots=False, reference_sets=0,
                    final_snapshot=True, serialize=False)
+    peak = peak_resident_bytes()
     if not result.ok:
         raise RuntimeError(f"{mode.value} lowering failed: {result.error}")
     steps = [s for s in result.observation.steps if s.index >= 0]
-    per_pass = [{"label": s.label, "phase": s.phase, "manager": s.manager, "index": s.index, "pass": s.pass_name,
-                 "seconds": s.seconds} for s in steps]
-    return {
-        "mode": mode.value, "features": job["features"], "program_digest": digest,
-        "lower_seconds": result.seconds,
+    return WorkerRun(
+        mode=mode, features=tuple(job["features"]),
+        lower_seconds=result.seconds,
         # the ARM pass pipeline: the passes each delegate's preprocess runs (every phase but the edge's)
-        "pass_pipeline_seconds": sum(s.seconds for s in steps if s.phase != "edge"),
-        "pass_invocations": len(per_pass), "per_pass": per_pass,
-        "payload_digests": [hashlib.blake2b(p.processed_bytes, digest_size=16).hexdigest() for p in result.payloads],
-        "delegate_tosa_digests": [
-            hashlib.blake2b(t, digest_size=16).hexdigest() for t in result.observation.delegate_tosa],
-        "final_graph_digest": result.final.digest,
-        "fastpass_stats": result.fastpass_stats,
-    }
+        pass_pipeline_seconds=sum(s.seconds for s in steps if s.phase != "edge"),
+        edge_pass_seconds=sum(s.seconds for s in steps if s.phase == "edge"),
+        pass_invocations=len(steps),
+        memory=Memory(rss_before, peak, scope),
+        fastpass=None if result.fastpass_stats is None else FastpassCounters.from_stats(result.fastpass_stats),
+        program_digest=digest,
+        payload_digests=tuple(hashlib.blake2b(p.processed_bytes, digest_size=16).hexdigest()
+                              for p in result.payloads),
+        delegate_tosa_digests=tuple(hashlib.blake2b(t, digest_size=16).hexdigest()
+                                    for t in result.observation.delegate_tosa),
+        final_graph_digest=result.final.digest,
+        per_pass=tuple(PassTiming(s.phase, s.manager, s.index, s.pass_name, s.seconds) for s in steps),
+    )
 
 
 if __name__ == "__main__":
@@ -67,4 +107,4 @@ if __name__ == "__main__":
 
     die_with_parent()
     job = json.loads(Path(sys.argv[1]).read_text())
-    write_text(Path(sys.argv[2]), json.dumps(run(job)))
+    write_text(Path(sys.argv[2]), json.dumps(run(job).to_json()))

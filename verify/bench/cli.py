@@ -1,0 +1,111 @@
+"""`python -m verify bench`: the command line of the benchmark.
+
+    python -m verify bench [--models a,b,c] [--model REF ...] [--targets t1,t2] [--target T ...]
+                           [--pairs N] [--features all|f1,f2] [--ablation] [--hash-seed N]
+                           [--timeout S] [--json FILE] [--plot FILE.png] [--work-dir DIR]
+
+Exit status: 0 output identical in every pair (and ablation run), 1 not identical or a lowering
+failed, 2 bad usage (refused with one line before any work).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+DEFAULT_MODEL = "sleepnet"
+DEFAULT_TARGET = "ethos-u55"
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("bench", help="interleaved stock/fastpass benchmark, fresh process per lowering")
+    bench.add_argument("--models", default=None, metavar="A,B,C",
+                       help="comma-separated models benched in one interleaved run: built-in names "
+                            "(generators.models), file.py:factory, module:factory, graphspec:FILE, or "
+                            f"randomN:SEED (a random graph of N ops); default {DEFAULT_MODEL}")
+    bench.add_argument("--model", action="append", default=[], metavar="REF",
+                       help="one more model (repeatable; added after --models)")
+    bench.add_argument("--targets", default=None, metavar="T1,T2",
+                       help=f"comma-separated targets, every model on each; default {DEFAULT_TARGET}")
+    bench.add_argument("--target", action="append", default=[], help="one more target (repeatable)")
+    bench.add_argument("--pairs", type=int, default=3, help="interleaved (stock, fastpass) pairs per case (default 3)")
+    bench.add_argument("--features", default="all", help="'all' or a comma-separated subset")
+    bench.add_argument("--ablation", action="store_true",
+                       help="also one round of each feature alone and cumulatively, per case")
+    bench.add_argument("--hash-seed", type=int, default=0)
+    bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
+    bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.bench.results)")
+    bench.add_argument("--plot", type=Path, default=None,
+                       help="PNG of per-pass time and ablation (one per case: FILE-<model>-<target>.png for several)")
+    bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
+    bench.set_defaults(handler=cmd_bench)
+
+
+def _listed(csv: str | None, extra: list[str], default: str, option: str) -> tuple[str, ...]:
+    from verify.usage import UsageError
+
+    named = [] if csv is None else [item.strip() for item in csv.split(",")]
+    if any(not item for item in named):
+        raise UsageError(f"--{option}s {csv!r}: an empty name in the list")
+    chosen = list(dict.fromkeys([*named, *extra]))  # in order, each once
+    return tuple(chosen) if chosen else (default,)
+
+
+def cmd_bench(args) -> int:
+    from verify.bench.models import usage_problem
+    from verify.bench.plot import write_plots
+    from verify.bench.run import BenchError, BenchOptions, run_bench
+    from verify.bench.table import format_table
+    from verify.cli import _check_timeout, _features
+    from verify.launcher import RunStopped, stop_on_signals, stop_signal
+    from verify.lowering.targets import TARGETS
+    from verify.output_paths import check_output_file, check_output_folder
+    from verify.report.atomic import write_text
+    from verify.usage import UsageError
+
+    models = _listed(args.models, args.model, DEFAULT_MODEL, "model")
+    targets = _listed(args.targets, args.target, DEFAULT_TARGET, "target")
+    for target in targets:
+        if target not in TARGETS:
+            raise UsageError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
+    if args.pairs < 1:
+        raise UsageError(f"--pairs must be at least 1, got {args.pairs}")
+    _check_timeout(args.timeout)
+    for model in models:
+        problem = usage_problem(model)
+        if problem:
+            raise UsageError(problem)
+    features = _features(args.features)
+    for path, option in ((args.json, "--json"), (args.plot, "--plot")):
+        if path:
+            check_output_file(path, option)
+    if args.work_dir:
+        check_output_folder(args.work_dir, "--work-dir")
+    options = BenchOptions(models=models, targets=targets, pairs=args.pairs, features=features,
+                           hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout)
+    if args.work_dir:
+        options.work_dir = args.work_dir
+    print(f"verify bench: {', '.join(models)} on {', '.join(targets)}, {args.pairs} pair(s) per case, "
+          f"{len(models) * len(targets) * args.pairs * 2} lowerings, logs in {options.work_dir}",
+          file=sys.stderr, flush=True)
+    try:
+        with stop_on_signals():
+            result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
+    except RunStopped:
+        name = signal.Signals(stop_signal()).name
+        print(f"verify bench: stopped by {name}; lowering processes killed", file=sys.stderr)
+        return 128 + stop_signal()
+    except BenchError as exc:
+        print(f"verify bench: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(result))
+    if args.json:
+        write_text(args.json, json.dumps(result.to_json(), indent=1))
+    if args.plot:
+        for path in write_plots(args.plot, result.cases, result.ablation):
+            print(f"verify bench: wrote {path}", file=sys.stderr)
+    if not result.identical:
+        print("verify bench: NOT IDENTICAL: fastpass output differs from stock (see the table)", file=sys.stderr)
+    return 0 if result.identical else 1
