@@ -4,8 +4,9 @@
                            [--pairs N] [--features all|f1,f2] [--ablation] [--hash-seed N]
                            [--timeout S] [--json FILE] [--plot FILE.png] [--work-dir DIR]
 
-Exit status: 0 output identical in every pair (and ablation run), 1 not identical or a lowering
-failed, 2 bad usage (refused with one line before any work).
+Exit status: 0 every case lowered and its output was identical in every pair (and ablation run),
+1 not identical or a lowering failed (the other cases still run), 2 bad usage (refused with one
+line before any work).
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ def cmd_bench(args) -> int:
     if args.plot:
         for path in write_plots(args.plot, result.cases, result.ablation):
             print(f"verify bench: wrote {path}", file=sys.stderr)
-    if not result.identical:
+    if any(case.error for case in result.cases):
+        print("verify bench: a lowering FAILED (see the table and the logs in the work dir)", file=sys.stderr)
+    if not all(pair.identical for case in result.cases for pair in case.pairs) or not all(
+            row.identical for row in result.ablation):
         print("verify bench: NOT IDENTICAL: fastpass output differs from stock (see the table)", file=sys.stderr)
     return 0 if result.identical else 1

@@ -103,8 +103,9 @@ class WorkerRun:
 
     @property
     def outside_pipeline_seconds(self) -> float:
-        """lower() minus the ARM pass pipeline: export decompositions, to_edge, partitioning,
-        TOSA serialization, Vela, ... (what no pass-level trick removes)."""
+        """lower() minus the ARM pass pipeline: decompositions, to_edge (its observed passes are
+        `edge_pass_seconds`), partitioning, TOSA serialization, Vela, ...: the part the ARM
+        pass-level features cannot shorten."""
         return self.lower_seconds - self.pass_pipeline_seconds
 
     def to_json(self) -> dict[str, Any]:
@@ -228,10 +229,11 @@ class CaseResult:
     target: str
     pairs: tuple[Pair, ...]
     graph_spec: dict[str, Any] | None = None  # a random graph's GraphSpec (replay: graphspec:<file>)
+    error: str | None = None  # why a lowering of this case failed (its later pairs were not run)
 
     @property
     def identical(self) -> bool:
-        return bool(self.pairs) and all(p.identical for p in self.pairs)
+        return self.error is None and bool(self.pairs) and all(p.identical for p in self.pairs)
 
     def summary(self, metric: Metric) -> MetricSummary:
         return MetricSummary(
@@ -248,7 +250,7 @@ class CaseResult:
         return {
             "model": self.model, "target": self.target, "identical": self.identical,
             "pairs_identical": sum(p.identical for p in self.pairs), "pairs": len(self.pairs),
-            "graph_spec": self.graph_spec,
+            "graph_spec": self.graph_spec, "error": self.error,
             "summary": {s.key: _jsonable(asdict(s)) for s in self.summaries()},
             "pair_runs": [{"index": p.index, "identical": p.identical, "problems": list(p.problems),
                            Mode.STOCK.value: p.stock.to_json(), Mode.FASTPASS.value: p.fastpass.to_json()}
@@ -299,7 +301,7 @@ class BenchResult:
 
     @property
     def identical(self) -> bool:
-        """Every pair of every case, and every ablation run, gave the same output as stock."""
+        """Every case lowered, and every pair of it and every ablation run gave the same output as stock."""
         return all(c.identical for c in self.cases) and all(r.identical for r in self.ablation)
 
     def to_json(self) -> dict[str, Any]:

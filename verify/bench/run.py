@@ -90,24 +90,43 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
     cases = [BenchCase(resolve(model, options.work_dir / "models"), target)
              for model in options.models for target in options.targets]
     pairs: list[list[Pair]] = [[] for _ in cases]
+    errors: list[str | None] = [None for _ in cases]
     for i in range(options.pairs):
         for number, case in enumerate(cases, 1):
+            if errors[number - 1] is not None:
+                continue
             where = f"pair {i + 1}/{options.pairs}, case {number}/{len(cases)} {case.model.name} on {case.target}"
-            progress(f"{where}: stock ...")
-            stock = lowering(options, case, Mode.STOCK, (), f"pair{i}-{case.tag}-{Mode.STOCK}")
-            progress(f"{where}: stock {stock.lower_seconds:.1f} s; fastpass ...")
-            fast = lowering(options, case, Mode.FASTPASS, options.features, f"pair{i}-{case.tag}-{Mode.FASTPASS}")
-            pair = Pair(i, stock, fast, identity_problems(stock, fast))
-            pairs[number - 1].append(pair)
-            progress(f"{where}: fastpass {fast.lower_seconds:.1f} s, lower() "
-                     f"{stock.lower_seconds / fast.lower_seconds:.2f}x, "
-                     + ("identical" if pair.identical else "NOT IDENTICAL: " + ", ".join(pair.problems)))
-    ablation = tuple(row for case in cases for row in _run_ablation(options, case, progress, lowering)) \
-        if options.ablation else ()
+            try:
+                pairs[number - 1].append(_run_pair(options, case, i, where, progress, lowering))
+            except BenchError as exc:
+                # The other cases go on (a long run keeps what it measured); this one stops here.
+                errors[number - 1] = str(exc)
+                progress(f"{where}: FAILED, no further pairs of this case: {exc}")
+    ablation: list[AblationRow] = []
+    for number, case in enumerate(cases, 1):
+        if options.ablation and errors[number - 1] is None:
+            try:
+                ablation += _run_ablation(options, case, progress, lowering)
+            except BenchError as exc:
+                errors[number - 1] = f"ablation: {exc}"
+                progress(f"ablation {case.model.name} on {case.target}: FAILED: {exc}")
     return BenchResult(
         hash_seed=options.hash_seed, features=tuple(options.features) or tuple(ALL_FEATURES), pairs=options.pairs,
-        cases=tuple(CaseResult(c.model.name, c.target, tuple(p), c.model.graph_spec) for c, p in zip(cases, pairs)),
-        ablation=ablation)
+        cases=tuple(CaseResult(c.model.name, c.target, tuple(p), c.model.graph_spec, e)
+                    for c, p, e in zip(cases, pairs, errors)),
+        ablation=tuple(ablation))
+
+
+def _run_pair(options: BenchOptions, case: BenchCase, index: int, where: str, progress,
+              lowering: Lowering) -> Pair:
+    progress(f"{where}: stock ...")
+    stock = lowering(options, case, Mode.STOCK, (), f"pair{index}-{case.tag}-{Mode.STOCK}")
+    progress(f"{where}: stock {stock.lower_seconds:.1f} s; fastpass ...")
+    fast = lowering(options, case, Mode.FASTPASS, options.features, f"pair{index}-{case.tag}-{Mode.FASTPASS}")
+    pair = Pair(index, stock, fast, identity_problems(stock, fast))
+    progress(f"{where}: fastpass {fast.lower_seconds:.1f} s, lower() {stock.lower_seconds / fast.lower_seconds:.2f}x, "
+             + ("identical" if pair.identical else "NOT IDENTICAL: " + ", ".join(pair.problems)))
+    return pair
 
 
 def _run_ablation(options: BenchOptions, case: BenchCase, progress, lowering: Lowering) -> list[AblationRow]:

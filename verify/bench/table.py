@@ -34,6 +34,8 @@ def _case_rows(case: CaseResult) -> list[tuple[str, str, str, str, str]]:
     identical = sum(p.identical for p in case.pairs)
     verdict = "yes" if case.identical else "NO"
     rows.append(("", "output identical", "", f"{verdict}: {identical} of {len(case.pairs)} pairs", ""))
+    if case.error is not None:
+        rows.append(("", "lowering FAILED", "", case.error.splitlines()[0], ""))
     for pair in case.pairs:
         if not pair.identical:
             rows.append(("", f"  pair {pair.index + 1}", "", "NOT IDENTICAL: " + ", ".join(pair.problems), ""))
@@ -65,6 +67,10 @@ def format_table(result: BenchResult) -> str:
                      f"pass pipeline {row.ratio_pipeline:.2f}x  "
                      + ("identical" if row.identical else "NOT IDENTICAL: " + ", ".join(row.problems)))
     lines.append("")
-    lines.append("output identical in every pair of every case" + (" and every ablation run" if result.ablation else "")
+    failed = [f"{c.model} on {c.target}" for c in result.cases if c.error is not None]
+    if failed:
+        lines.append(f"lowering failed (logs in the work dir): {', '.join(failed)}")
+    lines.append("every case lowered, output identical in every pair" + (" and every ablation run" if result.ablation
+                                                                         else "")
                  + ": " + ("yes" if result.identical else "NO"))
     return "\n".join(lines)
