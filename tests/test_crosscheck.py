@@ -308,3 +308,89 @@ def test_copied_inputs_keep_the_operators_a_pass_matches():
 
     assert copy.deepcopy(exir_ops.edge.aten.permute_copy.default) != exir_ops.edge.aten.permute_copy.default, (
         "EdgeOpOverload deep-copies to itself now: the special case in verify.crosscheck.inputs can go")
+
+
+# ---------------------------------------------------------------- stock that depends on node-set order
+
+
+def tag_clamps_in_set_order(offset_with_fastpass: int, order_dependent: bool = True):
+    """A pass bug stock has too: tag the clamps in the iteration order of a *set* of nodes (address
+    order, like ConvertInt64OutputOpsToInt32Pass's `safe_consumers`), or in name order. With
+    fastpass on, the tags are offset: a fastpass-only difference in the same check (meta), same pass."""
+
+    def mutate(graph_module):
+        clamps = {n for n in graph_module.graph.nodes if n.op == "call_function" and "clamp" in str(n.target)}
+        assert len(clamps) == 2
+        ordered = list(clamps) if order_dependent else sorted(clamps, key=lambda n: n.name)
+        for index, node in enumerate(ordered):
+            node.meta["visit_index"] = index + (offset_with_fastpass if fastpass.is_enabled() else 0)
+
+    return faults.after_pass(clamp_pass(), mutate)
+
+
+def test_node_order_patch_flips_two_node_sets_and_is_undone():
+    from torch.fx import Graph, Node
+
+    from verify.lowering.node_order import NodeOrder, ordered_node_hashes
+
+    seen = {}
+    for order in NodeOrder:
+        with ordered_node_hashes(order):
+            graph = Graph()
+            a, b = graph.placeholder("a"), graph.placeholder("b")
+            seen[order] = [n.name for n in {a, b}]
+            assert {a: 1}[a] == 1 and a != b  # still identity: equality and lookup unchanged
+    assert seen[NodeOrder.ASCENDING] == list(reversed(seen[NodeOrder.DESCENDING]))
+    assert Node.__hash__ is object.__hash__  # the address hash is back
+
+
+def test_a_difference_stock_shows_under_another_node_order_is_nondeterministic_not_divergent(edge_program, tmp_path):
+    with tag_clamps_in_set_order(offset_with_fastpass=10):
+        with crosscheck(reproducer_dir=tmp_path) as session:
+            transform(copy.deepcopy(edge_program))
+    [record] = session.records
+    assert record.verdict is Verdict.NONDETERMINISTIC, record.describe()
+    assert record.order_recheck.differing_checks == ("meta",)
+    assert record.order_recheck.first_divergence.pass_name == "ConvertToClampPass"
+    assert record.reproducer is not None and record.reproducer.path.is_file()  # kept: an executorch finding
+    assert "node-set iteration order" in record.describe()
+
+
+def test_a_fastpass_difference_stays_divergent_when_stock_is_order_independent(edge_program, tmp_path):
+    with tag_clamps_in_set_order(offset_with_fastpass=10, order_dependent=False):
+        with crosscheck(reproducer_dir=tmp_path) as session:
+            transform(copy.deepcopy(edge_program))
+    [record] = session.records
+    assert record.verdict is Verdict.DIVERGENT, record.describe()
+    assert record.order_recheck is not None and not record.order_recheck.stock_depends_on_order
+
+
+def test_order_dependent_stock_does_not_excuse_a_difference_in_another_check(edge_program, tmp_path):
+    with tag_clamps_in_set_order(offset_with_fastpass=0), fastpass_only_fault(clamp_pass(), rename_first_clamp):
+        with crosscheck(reproducer_dir=tmp_path) as session:
+            transform(copy.deepcopy(edge_program))
+    [record] = session.records
+    assert record.order_recheck.stock_depends_on_order  # stock does depend on the order (meta) ...
+    assert "graph" in record.failed_checks
+    assert record.verdict is Verdict.DIVERGENT, record.describe()  # ... but fastpass renamed a node
+
+
+@pytest.mark.slow
+def test_executorch_convert_int64_pass_depends_on_node_set_order():
+    """The divergence tox -e peer found (tests/data/known_divergences/README.md): stock itself,
+    under the two node orders, names the inserted casts' sources differently."""
+    from pathlib import Path
+
+    from executorch.exir.program import _program
+
+    from verify.crosscheck.inputs import copy_inputs
+    from verify.crosscheck.reproducer import load
+    from verify.crosscheck.session import recheck_node_order
+
+    call = load(Path(__file__).parent / "data" / "known_divergences" / "convert_int64_output_ops_argmax.xcheck")
+    with call.lowering_context():
+        recheck = recheck_node_order(_program.to_edge_transform_and_lower, copy_inputs(call.args, call.kwargs))
+    assert recheck.error is None
+    assert recheck.differing_checks == ("meta",)
+    assert recheck.first_divergence.pass_name == "ConvertInt64OutputOpsToInt32Pass"
+    assert any("from_node" in line for line in recheck.first_divergence.details)

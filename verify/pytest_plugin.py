@@ -180,7 +180,8 @@ class FastpassPlugin:
             return
         totals = crosscheck_totals(self.records)
         write(f"lowerings crosschecked: {totals['crosschecked']}  identical: {totals['identical']}  "
-              f"divergent: {totals['divergent']}  unchecked: {totals['unchecked']}")
+              f"divergent: {totals['divergent']}  unchecked: {totals['unchecked']}  "
+              f"stock nondeterministic: {totals['nondeterministic']}")
         write("by entry point: " + ", ".join(f"{k} {v}" for k, v in sorted(totals["by_entry_point"].items())))
         write(f"time stock {totals['stock_seconds']:.1f} s, fastpass {totals['fastpass_seconds']:.1f} s "
               f"(summed over lowerings)")
@@ -199,6 +200,12 @@ class FastpassPlugin:
                       f"{repro.get('command') or repro.get('limitation')}", red=True)
             elif verdict is Verdict.UNCHECKED:
                 write(f"unchecked {record['context']}: {record['unchecked_reason']}", yellow=True)
+            elif verdict is Verdict.NONDETERMINISTIC:
+                where = ((record["order_recheck"] or {}).get("first_divergence") or {}).get("label", "?")
+                write(f"stock nondeterministic {record['context']}: {record['entry_point']}: stock differs from "
+                      f"itself under another node-set iteration order at {where} "
+                      f"(checks {', '.join(record['failed_checks'])}); not comparable, not counted identical; "
+                      f"input saved: {(record['reproducer'] or {}).get('command')}", yellow=True)
 
     def _write_json(self, path: Path) -> None:
         data = {
@@ -228,6 +235,7 @@ def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
         "identical": verdicts[Verdict.IDENTICAL],
         "divergent": verdicts[Verdict.DIVERGENT],
         "unchecked": verdicts[Verdict.UNCHECKED],
+        "nondeterministic": verdicts[Verdict.NONDETERMINISTIC],
         "by_entry_point": dict(Counter(r["entry_point"] for r in records)),
         "stock_seconds": sum(r["stock_seconds"] for r in records),
         "fastpass_seconds": sum(r["fastpass_seconds"] for r in records),
@@ -237,6 +245,10 @@ def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
         "divergences": [{"test": r["context"], "entry_point": r["entry_point"],
                          "first_divergence": r["first_divergence"], "failed_checks": list(r["failed_checks"]),
                          "reproducer": r["reproducer"]} for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT],
+        "nondeterministic_calls": [{"test": r["context"], "entry_point": r["entry_point"],
+                                    "order_recheck": r.get("order_recheck"), "failed_checks": list(r["failed_checks"]),
+                                    "reproducer": r["reproducer"]}
+                                   for r in records if Verdict(r["verdict"]) is Verdict.NONDETERMINISTIC],
     }
 
 

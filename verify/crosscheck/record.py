@@ -50,6 +50,37 @@ class FastpassWork:
                    int(stats.get("nodes_copied", 0)), int(stats.get("nodes_dispatched", 0)))
 
 
+@dataclass(frozen=True)
+class OrderRecheck:
+    """Stock lowered twice more, under opposite node-set iteration orders
+    (verify.lowering.node_order), after stock and fastpass differed: does stock itself differ?
+
+    `differing_checks` empty: stock is independent of that order, the divergence stands.
+    Otherwise stock depends on it (an executorch finding) at `first_divergence`, and the record
+    is NONDETERMINISTIC when what fastpass changed is within what the order changes."""
+
+    differing_checks: tuple[str, ...]
+    first_divergence: Divergence | None = None
+    error: str | None = None  # a recheck that could not run (the divergence then stands)
+
+    @property
+    def stock_depends_on_order(self) -> bool:
+        return bool(self.differing_checks)
+
+    def explains(self, failed_checks: tuple[str, ...], first: Divergence | None) -> bool:
+        """Is the stock-vs-fastpass difference one that the order alone produces in stock?"""
+        if not self.stock_depends_on_order or not set(failed_checks) <= set(self.differing_checks):
+            return False
+        if first is None or first.step is None or self.first_divergence is None:
+            return first is None or first.step is None
+        return self.first_divergence.label == first.label
+
+    def to_json(self) -> dict[str, Any]:
+        return {"differing_checks": list(self.differing_checks),
+                "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
+                "error": self.error}
+
+
 @dataclass
 class CrosscheckRecord:
     """One intercepted top-level call, lowered stock and with fastpass, compared."""
@@ -68,16 +99,27 @@ class CrosscheckRecord:
     reproducer: Reproducer | None = None
     fastpass_work: FastpassWork = field(default_factory=FastpassWork)
     unchecked_reason: str | None = None
+    order_recheck: OrderRecheck | None = None  # made only when stock and fastpass differed
 
     @property
     def divergent(self) -> bool:
         return self.verdict is Verdict.DIVERGENT
 
+    @property
+    def stock_nondeterministic(self) -> bool:
+        """Stock differed from itself the way it differed from fastpass: not comparable."""
+        return self.verdict is Verdict.NONDETERMINISTIC
+
     def describe(self) -> str:
         """One line for a terminal or an exception message."""
         where = f" at {self.first_divergence.label}" if self.first_divergence else ""
-        checks = ", ".join(self.failed_checks) or "-"
-        head = f"{self.entry_point.value}{where}: {self.verdict.value} (checks: {checks})"
+        if self.failed_checks:
+            checks = "differ: " + ", ".join(self.failed_checks)
+        else:
+            checks = "checks: " + (", ".join(self.checks_run) or "none")
+        head = f"{self.entry_point.value}{where}: {self.verdict.value} ({checks})"
+        if self.stock_nondeterministic:
+            head += "; stock differs from itself under another node-set iteration order (executorch)"
         if self.reproducer is not None:
             head += f"; replay: {self.reproducer.command}"
         return head
@@ -98,6 +140,7 @@ class CrosscheckRecord:
             "reproducer": self.reproducer.to_json() if self.reproducer else None,
             "fastpass_work": vars(self.fastpass_work),
             "unchecked_reason": self.unchecked_reason,
+            "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
         }
 
 

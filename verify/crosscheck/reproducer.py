@@ -233,4 +233,9 @@ def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference
     if divergent:
         first = divergent[0].first_divergence
         return Replayed(Verdict.DIVERGENT, first.label if first else None)
+    unstable = [r for r in session.records if r.stock_nondeterministic]
+    if unstable:
+        first = unstable[0].first_divergence
+        return Replayed(Verdict.NONDETERMINISTIC, first.label if first else None,
+                        ("stock differs from itself under another node-set iteration order",))
     return Replayed(Verdict.IDENTICAL)

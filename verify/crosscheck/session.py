@@ -17,10 +17,11 @@ from verify.crosscheck import reproducer
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, OrderRecheck, Reproducer,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode
+from verify.lowering.node_order import NodeOrder, ordered_node_hashes
 from verify.report.reproducer import replay_command
 from verify.report.verdict import Verdict
 
@@ -92,10 +93,14 @@ class Session:
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
                             self.settings.features if self.settings.second_mode is Mode.FASTPASS else (),
                             True, self.settings.reference_sets)
-        after_stock.restore()  # ... and the caller continues from where stock left it
-        _restore(as_stock_left)
         record = self._compare(entry, stock.result, fast.result)
         if record.divergent:
+            record.order_recheck = self._recheck_order(original, pristine, rng, at_start)
+            if record.order_recheck.explains(tuple(record.failed_checks), record.first_divergence):
+                record.verdict = Verdict.NONDETERMINISTIC
+        after_stock.restore()  # ... and the caller continues from where stock left it
+        _restore(as_stock_left)
+        if record.divergent or record.stock_nondeterministic:
             record.reproducer = self._save(entry, pristine, len(self.records), record.first_divergence)
         self._add(record)
         if record.divergent and self.settings.strict:
@@ -114,6 +119,14 @@ class Session:
         if failed:
             record.first_divergence = first_divergence(stock, results) or Divergence("unlocated")
         return record
+
+    def _recheck_order(self, original: Callable[..., Any], pristine: tuple, rng: "_RandomState",
+                       at_start: ShapeEnvState | None) -> OrderRecheck:
+        def as_the_first_runs_started() -> None:  # the random state and shape envs stock saw
+            rng.restore()
+            _restore([at_start])
+
+        return recheck_node_order(original, pristine, self.settings.reference_sets, as_the_first_runs_started)
 
     def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
@@ -181,3 +194,28 @@ class _RandomState:
         numpy.random.set_state(self.numpy)
         torch.random.set_rng_state(self.torch_state)
 
+
+
+def recheck_node_order(original: Callable[..., Any], pristine: tuple, reference_sets: int = 1,
+                       before_each: Callable[[], None] = lambda: None) -> OrderRecheck:
+    """Call `original` stock twice more on fresh copies of `pristine` (args, kwargs), under opposite
+    node-set iteration orders (verify.lowering.node_order says why), and compare the two: does stock
+    depend on that order, and where? Never raises: a recheck that cannot run says so."""
+    try:
+        variants: list[LoweringResult] = []
+        for order in NodeOrder:
+            with ordered_node_hashes(order):  # the copy too: every node the call sees is hashed in order
+                try:
+                    args, kwargs = copy_inputs(*pristine)
+                except Exception as exc:  # noqa: BLE001 - the divergence stands unexplained
+                    return OrderRecheck((), error=f"input not deep-copyable: {type(exc).__name__}: {exc}")
+                before_each()
+                observed = observe_call(lambda: original(*args, **kwargs), Mode.STOCK, (), True, reference_sets)
+            variants.append(observed.result)
+        results = compare(*variants)
+    except Exception as exc:  # noqa: BLE001 - a harness failure here must not break the caller's call
+        log.warning("crosscheck: the node-order recheck failed: %s: %s", type(exc).__name__, exc)
+        return OrderRecheck((), error=f"recheck failed: {type(exc).__name__}: {exc}")
+    differing = tuple(name for name, r in results.items() if not r.passed)
+    first = (first_divergence(variants[0], results) or Divergence("unlocated")) if differing else None
+    return OrderRecheck(differing, first)

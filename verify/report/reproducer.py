@@ -147,8 +147,9 @@ def load(path: Path) -> Reproducer:
 
 @dataclass(frozen=True)
 class Replayed:
-    """What replaying a reproducer found: identical, divergent (at its first divergent pass), or
-    error (the replay itself failed, e.g. the graph no longer builds)."""
+    """What replaying a reproducer found: identical, divergent (at its first divergent pass),
+    nondeterministic (stock differs from itself the way it differed from fastpass), or error (the
+    replay itself failed, e.g. the graph no longer builds)."""
 
     verdict: Verdict
     first_divergent_pass: str | None = None
@@ -161,4 +162,7 @@ class Replayed:
     def describe(self) -> str:
         if self.verdict is Verdict.DIVERGENT:
             return f"divergent: first divergent pass {self.first_divergent_pass or 'not located'}"
+        if self.verdict is Verdict.NONDETERMINISTIC:
+            why = "; ".join(self.details) or "stock differs from itself"
+            return f"nondeterministic: {why} (at {self.first_divergent_pass or 'not located'})"
         return self.verdict.value
