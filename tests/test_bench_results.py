@@ -221,3 +221,19 @@ def test_the_worker_measures_the_lowerings_own_peak():
     assert peak - before >= 56 * MIB, (before, peak)
     if scope is PeakScope.LOWERING:
         assert resident_bytes() < peak  # the block is gone; the peak remembers it
+
+
+def test_one_plot_per_case_and_none_for_a_case_without_pairs(tmp_path):
+    def answers(pair, model, target, mode):
+        if model == "broken":
+            raise BenchError("pair0-broken-tosa-int-stock: lowering process failed (exit 1)")
+        return worker_run(mode, 2.0, 1.0)
+
+    from verify.bench.plot import write_plots
+
+    result, _ = bench(tmp_path, answers, models=("a", "broken", "random3:1"), pairs=1)
+    written = write_plots(tmp_path / "bench.png", result.cases, result.ablation)
+    assert written == [tmp_path / "bench-a-tosa-int.png", tmp_path / "bench-random3_1-tosa-int.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+    (alone,) = write_plots(tmp_path / "one.png", result.cases[:1], ())
+    assert alone == tmp_path / "one.png" and alone.is_file()

@@ -28,7 +28,9 @@ def plot_paths(path: Path, cases: tuple[CaseResult, ...]) -> list[Path]:
 
 
 def write_plots(path: Path, cases: tuple[CaseResult, ...], ablation: tuple[AblationRow, ...]) -> list[Path]:
+    """One PNG per case that has a pair to show (a case whose first lowering failed has none)."""
     paths = plot_paths(path, cases)
+    cases, paths = [c for c in cases if c.pairs], [p for c, p in zip(cases, paths) if c.pairs]
     for case, case_path in zip(cases, paths):
         write_plot(case, [r for r in ablation if (r.model, r.target) == (case.model, case.target)], case_path)
     return paths
@@ -54,7 +56,7 @@ def write_plot(case: CaseResult, ablation: list[AblationRow], path: Path, top: i
     ax.invert_yaxis()
     ax.set_xlabel("seconds (delegate 0, last pair)")
     ax.set_title(f"{case.model} on {case.target}: top {len(names)} passes by stock time\n"
-                 f"lower() {lower:.2f}x, pass pipeline {pipeline or 0:.2f}x (medians over {len(case.pairs)} pairs), "
+                 f"lower() {lower or 0:.2f}x, pass pipeline {pipeline or 0:.2f}x (medians over {len(case.pairs)} pairs), "
                  f"identical: {'yes' if case.identical else 'NO'}", fontsize=9)
     ax.legend()
     if ablation:
