@@ -237,3 +237,17 @@ def test_one_plot_per_case_and_none_for_a_case_without_pairs(tmp_path):
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
     (alone,) = write_plots(tmp_path / "one.png", result.cases[:1], ())
     assert alone == tmp_path / "one.png" and alone.is_file()
+
+
+def test_the_table_says_when_a_peak_covers_the_whole_process_and_the_load(tmp_path):
+    def answers(pair, model, target, mode):
+        run = worker_run(mode, 2.0, 1.0)
+        if mode is Mode.FASTPASS and pair == 2:
+            return replace(run, memory=replace(run.memory, peak_scope=PeakScope.PROCESS))
+        return run
+
+    result, _ = bench(tmp_path, answers)
+    table = format_table(result)
+    assert "peak RSS: the whole worker process's in 1 run(s)" in table
+    assert result.load_at_start is not None and f"{result.cpus} CPUs" in table
+    assert "peak RSS: the lowering's own" in format_table(bench(tmp_path, lambda *a: worker_run(a[3], 2.0, 1.0))[0])

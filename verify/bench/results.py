@@ -298,6 +298,11 @@ class BenchResult:
     pairs: int  # per case
     cases: tuple[CaseResult, ...]
     ablation: tuple[AblationRow, ...] = field(default=())
+    # The machine's 1-minute load average when the run started and ended, and its CPUs: timings
+    # on a shared machine mean little without it (the ratios less so: pairs share the load).
+    load_at_start: float | None = None
+    load_at_end: float | None = None
+    cpus: int | None = None
 
     @property
     def identical(self) -> bool:
@@ -307,7 +312,8 @@ class BenchResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": "fastpass-bench/2", "hash_seed": self.hash_seed, "features": list(self.features),
-            "pairs": self.pairs, "identical": self.identical,
+            "pairs": self.pairs, "identical": self.identical, "load_at_start": self.load_at_start,
+            "load_at_end": self.load_at_end, "cpus": self.cpus,
             "ratio": "stock/fastpass, per pair, then median/min/max over the pairs",
             "metrics": {m.key: m.label for m in METRICS},
             "cases": [c.to_json() for c in self.cases],

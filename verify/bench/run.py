@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,7 @@ def ablation_configs() -> list[tuple[str, tuple[str, ...]]]:
 def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s: None,
               lowering: Lowering = lower_in_fresh_process) -> BenchResult:
     options.work_dir.mkdir(parents=True, exist_ok=True)
+    load_at_start = os.getloadavg()[0]
     cases = [BenchCase(resolve(model, options.work_dir / "models"), target)
              for model in options.models for target in options.targets]
     pairs: list[list[Pair]] = [[] for _ in cases]
@@ -114,7 +116,7 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
         hash_seed=options.hash_seed, features=tuple(options.features) or tuple(ALL_FEATURES), pairs=options.pairs,
         cases=tuple(CaseResult(c.model.name, c.target, tuple(p), c.model.graph_spec, e)
                     for c, p, e in zip(cases, pairs, errors)),
-        ablation=tuple(ablation))
+        ablation=tuple(ablation), load_at_start=load_at_start, load_at_end=os.getloadavg()[0], cpus=os.cpu_count())
 
 
 def _run_pair(options: BenchOptions, case: BenchCase, index: int, where: str, progress,

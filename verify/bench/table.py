@@ -50,6 +50,8 @@ def format_table(result: BenchResult) -> str:
     line = lambda r: "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip()  # noqa: E731
     lines = [f"verify bench: {result.pairs} interleaved pair(s) per case, PYTHONHASHSEED={result.hash_seed}, "
              f"fastpass features {','.join(result.features)}",
+             *([f"load average (1 min) {result.load_at_start:.1f} at the start, {result.load_at_end:.1f} at the end, "
+                f"{result.cpus} CPUs"] if result.load_at_start is not None else []),
              "figures: median (min–max) over the pairs; ratio stock/fastpass per pair (> 1: fastpass faster or "
              "smaller), then its median (min–max)"]
     process_wide = sum(run.memory.peak_scope is PeakScope.PROCESS for case in result.cases for pair in case.pairs
