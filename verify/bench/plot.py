@@ -56,7 +56,8 @@ def write_plot(case: CaseResult, ablation: list[AblationRow], path: Path, top: i
     ax.invert_yaxis()
     ax.set_xlabel("seconds (delegate 0, last pair)")
     ax.set_title(f"{case.model} on {case.target}: top {len(names)} passes by stock time\n"
-                 f"lower() {lower or 0:.2f}x, pass pipeline {pipeline or 0:.2f}x (medians over {len(case.pairs)} pairs), "
+                 f"lower() {lower or 0:.2f}x, pass pipeline {pipeline or 0:.2f}x "
+                 f"(medians over {len(case.pairs)} pairs), "
                  f"identical: {'yes' if case.identical else 'NO'}", fontsize=9)
     ax.legend()
     if ablation:

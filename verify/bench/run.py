@@ -10,7 +10,6 @@ different output is a failure, not a result.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -21,8 +20,6 @@ from fastpass import FEATURES as ALL_FEATURES
 from verify.bench.models import BenchModel, resolve
 from verify.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
 from verify.lowering.mode import Mode
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
