@@ -12,9 +12,12 @@ line before any work).
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import sys
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "sleepnet"
 DEFAULT_TARGET = "ethos-u55"
@@ -88,12 +91,12 @@ def cmd_bench(args) -> int:
                            hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout)
     if args.work_dir:
         options.work_dir = args.work_dir
-    print(f"verify bench: {', '.join(models)} on {', '.join(targets)}, {args.pairs} pair(s) per case, "
-          f"{len(models) * len(targets) * args.pairs * 2} lowerings, logs in {options.work_dir}",
-          file=sys.stderr, flush=True)
+    log.info("verify bench: %s on %s, %d pair(s) per case, %d lowerings, logs in %s", ", ".join(models),
+             ", ".join(targets), args.pairs, len(models) * len(targets) * args.pairs * 2, options.work_dir)
     try:
         with stop_on_signals():
-            result = run_bench(options, progress=lambda s: print("  " + s, file=sys.stderr, flush=True))
+            # progress is a diagnostic (-q hides it); the verdicts are printed below whatever the level
+            result = run_bench(options, progress=lambda line: log.info("  %s", line))
     except RunStopped:
         name = signal.Signals(stop_signal()).name
         print(f"verify bench: stopped by {name}; lowering processes killed", file=sys.stderr)
