@@ -7,9 +7,9 @@ the job's `result` path; the parent rebuilds the dataclass with `PassVerdict.fro
 worker that dies before writing it leaves the parent to give the pass an `error` verdict.
 
 Fault injection (tests only): `VERIFY_GATE_WORKER_FAULT=NAME:exit` makes the worker of the pass
-whose class is named NAME end with `os._exit(3)` before its search, `NAME:hang` makes it sleep
-until it is killed. The harness's own crash and timeout handling is what these test; nothing
-else reads the variable.
+whose class is named NAME (the job's `name`) end with `os._exit(3)` before its search, `NAME:hang` makes it sleep
+until it is killed; several, comma-separated (`A:exit,B:hang`). The harness's own crash,
+timeout and stop handling is what these test; nothing else reads the variable.
 """
 
 from __future__ import annotations
@@ -27,19 +27,22 @@ from verify.launcher import die_with_parent
 FAULT_VARIABLE = "VERIFY_GATE_WORKER_FAULT"
 FAULT_EXIT_STATUS = 3
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("verify.gate.worker")  # not __name__: run with -m, that is "__main__"
 
 
 def _inject_fault(pass_name: str) -> None:
     """The test-only fault point (see the module docstring); inert unless the variable names this pass."""
-    name, _, fault = os.environ.get(FAULT_VARIABLE, "").partition(":")
-    if name != pass_name:
+    faults = dict(item.partition(":")[::2] for item in os.environ.get(FAULT_VARIABLE, "").split(",") if item)
+    fault = faults.get(pass_name)
+    if fault is None:
         return
+    log.warning("gate worker: injected fault %r for %s (%s)", fault, pass_name, FAULT_VARIABLE)
     if fault == "exit":
         os._exit(FAULT_EXIT_STATUS)
     if fault == "hang":
         while True:
             time.sleep(60)
+    raise ValueError(f"{FAULT_VARIABLE}: unknown fault {fault!r} for {pass_name} (exit or hang)")
 
 
 def run_job(job: dict) -> None:
@@ -51,7 +54,6 @@ def run_job(job: dict) -> None:
     from verify.report.atomic import write_text
 
     cls = gp.resolve_pass(job["ref"])
-    _inject_fault(cls.__name__)
     stage, how = job["stage"], job["how"]
     if how is None:
         # Decide pipeline or direct before the search (it lowers the stage's pipeline once, which
@@ -76,6 +78,7 @@ def main(job_path: str) -> None:
     # ... and the harness's own records for the parent's terminal (other libraries' import-time
     # warnings, the same in every worker, stay in the log file)
     logging.getLogger("verify").addHandler(EventFile(Path(job["events"])))
+    _inject_fault(job["name"])  # before torch is imported: a faulty worker costs a second, not twenty
     run_job(job)
 
 
