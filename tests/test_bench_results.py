@@ -251,3 +251,50 @@ def test_the_table_says_when_a_peak_covers_the_whole_process_and_the_load(tmp_pa
     assert "peak RSS: the whole worker process's in 1 run(s)" in table
     assert result.load_at_start is not None and f"{result.cpus} CPUs" in table
     assert "peak RSS: the lowering's own" in format_table(bench(tmp_path, lambda *a: worker_run(a[3], 2.0, 1.0))[0])
+
+
+@pytest.mark.parametrize("differs", [False, True])
+def test_the_command_benches_every_model_and_target_and_writes_the_json(tmp_path, monkeypatch, capsys, differs):
+    import verify.bench.run
+    from verify.cli import main
+
+    seen = {}
+
+    def fake_run_bench(options, progress, lowering=None):
+        seen["options"] = options
+
+        def answers(pair, model, target, mode):
+            run = worker_run(mode, 2.0, 1.0)
+            return replace(run, program_digest="other") if differs and mode is Mode.FASTPASS else run
+
+        return run_bench(options, lowering=Script(answers))
+
+    monkeypatch.setattr(verify.bench.run, "run_bench", fake_run_bench)
+    code = main(["bench", "--models", "resnet8,random3:1", "--model", "ds_cnn", "--model", "resnet8", "--targets",
+                 "tosa-int", "--target", "ethos-u55", "--pairs", "2", "--json", str(tmp_path / "b.json"),
+                 "--work-dir", str(tmp_path / "work")])
+    out, err = capsys.readouterr()
+    options = seen["options"]
+    assert options.models == ("resnet8", "random3:1", "ds_cnn") and options.targets == ("tosa-int", "ethos-u55")
+    document = json.loads((tmp_path / "b.json").read_text())
+    assert [(c["model"], c["target"]) for c in document["cases"]] == [
+        (m, t) for m in options.models for t in options.targets]
+    assert "ds_cnn on ethos-u55" in out
+    assert code == (1 if differs else 0) and document["identical"] is (not differs)
+    assert ("NOT IDENTICAL" in err) is differs
+
+
+def test_the_defaults_are_sleepnet_on_ethos_u55(tmp_path, monkeypatch):
+    import verify.bench.run
+    from verify.cli import main
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_bench(options, progress):
+        raise Stop((options.models, options.targets, options.pairs))
+
+    monkeypatch.setattr(verify.bench.run, "run_bench", fake_run_bench)
+    with pytest.raises(Stop) as stopped:
+        main(["bench", "--work-dir", str(tmp_path)])
+    assert stopped.value.args[0] == (("sleepnet",), ("ethos-u55",), 3)
