@@ -20,6 +20,21 @@ settings.register_profile("fuzz", max_examples=int(os.environ.get("FASTPASS_FUZZ
 settings.load_profile(os.environ.get("FASTPASS_PROFILE", "ci"))
 
 
+def pytest_sessionfinish(session):
+    """A fuzz campaign (FASTPASS_PROFILE=fuzz with FASTPASS_COVERAGE_DIR) fails when a reachable
+    annotated pass went unexercised although its route was drawn often enough to rule out too
+    few examples (verify.fuzz_coverage.CoverageVerdict.failed); the summary below says which."""
+    folder = os.environ.get("FASTPASS_COVERAGE_DIR")
+    if hasattr(session.config, "workerinput") or os.environ.get("FASTPASS_PROFILE") != "fuzz" or not folder:
+        return
+    from pathlib import Path
+
+    from verify.fuzz_coverage import campaign_failed
+
+    if campaign_failed(Path(folder)) and session.exitstatus == 0:
+        session.exitstatus = 1  # pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter):
     """After a fuzz run, the pass-coverage summary (see verify.fuzz.record_coverage)."""
     folder = os.environ.get("FASTPASS_COVERAGE_DIR")

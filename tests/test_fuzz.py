@@ -22,12 +22,18 @@ FUZZING = os.environ.get("FASTPASS_PROFILE") == "fuzz"
 MAX_OPS = int(os.environ.get("FASTPASS_FUZZ_MAX_OPS", "40" if FUZZING else "8"))
 
 
+# A campaign covers every pipeline by default: U55-only passes act on ethos-u55 alone, and the
+# passes the quantizer runs first on INT targets are presented on tosa-fp alone
+# (generators.random.reach); the default tests' smoke run keeps the two TOSA profiles.
+DEFAULT_TARGETS = "tosa-int,tosa-fp,ethos-u55,ethos-u85" if FUZZING else "tosa-int,tosa-fp"
+
+
 def _targets_from_environment() -> list[str]:
     """FASTPASS_FUZZ_TARGETS: any of verify.lowering.targets (ethos-u55/u85 reach the U55/U85-only
     passes); a misspelt name stops the run with one line instead of fuzzing nothing."""
     from verify.lowering.targets import UnknownTargetError, get_target
 
-    names = [t.strip() for t in os.environ.get("FASTPASS_FUZZ_TARGETS", "tosa-int,tosa-fp").split(",") if t.strip()]
+    names = [t.strip() for t in os.environ.get("FASTPASS_FUZZ_TARGETS", DEFAULT_TARGETS).split(",") if t.strip()]
     try:
         return [get_target(name).name for name in names]
     except UnknownTargetError as exc:
@@ -35,6 +41,37 @@ def _targets_from_environment() -> list[str]:
 
 
 TARGETS = _targets_from_environment()
+
+
+def _min_draws_from_environment() -> int:
+    """FASTPASS_FUZZ_MIN_DRAWS, checked at collection: a bad value is one line, not a traceback at the end."""
+    from verify.fuzz_coverage import min_draws
+
+    try:
+        return min_draws()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+MIN_DRAWS = _min_draws_from_environment()
+
+
+def _exercised_before() -> frozenset[str]:
+    """FASTPASS_FUZZ_CONTINUE=DIR: the coverage folder of an earlier campaign (a copy of
+    fuzz-coverage/: tox -e fuzz empties it first); focused graphs then go only to the passes it
+    did not exercise.  Its verdict stays its own: copy both folders' files into one to read the
+    union."""
+    folder = os.environ.get("FASTPASS_FUZZ_CONTINUE")
+    if not folder:
+        return frozenset()
+    from verify.fuzz import exercised_in
+
+    if not Path(folder).is_dir():
+        raise pytest.UsageError(f"FASTPASS_FUZZ_CONTINUE: no such folder {folder!r}")
+    return exercised_in(Path(folder))
+
+
+EXERCISED_BEFORE = _exercised_before()
 # One Hypothesis test runs in one xdist worker; shards let one target use every core. Shards
 # draw different graphs only when the profile is not derandomized (`fuzz`), so the
 # derandomized `ci` profile keeps one. All share one example database key: a saved failure
@@ -49,7 +86,8 @@ SEED = os.environ.get("FASTPASS_FUZZ_SEED")
 @pytest.mark.parametrize("shard", range(SHARDS), ids=lambda k: f"shard{k}")
 @pytest.mark.parametrize("target", TARGETS)
 def test_random_graphs_lower_identically(target, shard):
-    fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}")
+    fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}",
+         exercised=EXERCISED_BEFORE)
 
 
 def wrong_annotation(pass_cls, ops):
@@ -63,9 +101,13 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
     from executorch.backends.arm._passes import FoldAndAnnotateQParamsPass
     from executorch.exir.dialects._ops import ops as exir_ops
 
+    from verify.fuzz_coverage import ops_acted_on
+
     with wrong_annotation(FoldAndAnnotateQParamsPass, {exir_ops.edge.aten.cosh.default}):
         with pytest.raises(AssertionError, match="minimal reproducer") as failure:
-            fuzz("tosa-int", tmp_path, max_ops=4,
+            # exercised=every pass: no focused graphs, the plain draws of graphs() (focused ones
+            # start with rare ops, e.g. acosh, that INT may leave undelegated: no pass runs at all)
+            fuzz("tosa-int", tmp_path, max_ops=4, exercised=frozenset(ops_acted_on()),
                  # No shrink phase here: shrinking is Hypothesis's job and tested with the
                  # generators; this test is about finding the fault and keeping the case.
                  settings=settings(max_examples=3, derandomize=True, database=None, deadline=None,
@@ -92,15 +134,21 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     lines = summary.splitlines()
     assert lines[0].startswith("pass coverage, tosa-int: 2 graphs")
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:] if line and not line.startswith(("annotated", " "))}
-    # ConvertToClampPass targets relu/hardtanh: invoked, presented and run in both graphs.
-    assert rows["ConvertToClampPass"][:4] == ["*", "2", "2", "2"]
-    # DecomposeAcoshPass: invoked, never presented (no acosh), skipped by fastpass each time.
-    star, stock, presented, fast_ran, skipped, copied, acted = rows["DecomposeAcoshPass"]
-    assert (star, stock, presented, fast_ran, acted) == ("*", "2", "0", "0", "2") and int(skipped) >= 2
+    # ConvertToClampPass targets relu/hardtanh: invoked, presented, run and exercised in both graphs.
+    assert rows["ConvertToClampPass"][:4] == ["*", "2", "2", "2"] and rows["ConvertToClampPass"][-1] == "2"
+    # DecomposeAcoshPass: invoked, never presented (no acosh), skipped by fastpass each time: not exercised.
+    star, stock, presented, fast_ran, skipped, copied, acted, exercised = rows["DecomposeAcoshPass"]
+    assert (star, stock, presented, fast_ran, acted, exercised) == ("*", "2", "0", "0", "2", "0") and int(skipped) >= 2
     assert rows["DebugHandleGeneratorPass"][1] == "-"  # not annotated: nothing to present
-    assert "  DecomposeAcoshPass: NOT listed unreachable" in summary
-    assert "  DecomposeAdaptiveMaxPool2dPass: listed unreachable: acts on tosa.MAX_POOL2D_ADAPTIVE" in summary
-    assert "  DecomposePermuteForU55Pass: acts only on ethos-u55, not in this campaign" in summary
+    assert ("  DecomposeAcoshPass [tosa-int]: too few examples: route acosh: drawn in 0 graphs, invoked in 2, "
+            "presented in 0, exercised in 0 (< 10") in summary
+    assert "  DecomposeAdaptiveMaxPool2dPass: acts on tosa.MAX_POOL2D_ADAPTIVE" in summary
+    assert "  DecomposePermuteForU55Pass: outside this campaign: reached only on ethos-u55" in summary
+    assert "  DecomposeSqrtPass: outside this campaign: reached only on tosa-fp" in summary  # quantizer-first
+    (verdict_line,) = [line for line in lines if line.startswith("coverage verdict: ")]
+    assert "2 graphs on tosa-int" in verdict_line and "0 generator gaps" in verdict_line
+    assert lines[-1].startswith("FUZZ COVERAGE INCOMPLETE (warning)")
+    assert "  tosa-int: exercised " in summary
     throughput = [line for line in lines if line.startswith("throughput")]
     assert len(throughput) == 1 and throughput[0].startswith("throughput tosa-int: 2 graphs")
     assert "graphs/min" in throughput[0]
@@ -158,6 +206,10 @@ def test_coverage_tally_per_target_counts_skips_copies_and_acting_graphs():
     assert (p.stock, p.presented, p.fast_ran, p.skipped, p.copied, p.acted) == (3, 1, 2, 2, 7, 2)
     u = per_target["ethos-u55"].passes["P"]
     assert (u.stock, u.fast_ran, u.copied, u.acted) == (1, 1, 3, 1)
+    # exercised: run by fastpass with its targeted ops presented (not the unpresented run)
+    exercised = tally(rows, {"P": frozenset({"aten.p.default"})})
+    assert (exercised["tosa-int"].passes["P"].exercised, exercised["ethos-u55"].passes["P"].exercised) == (1, 1)
+    assert tally(rows, {"P": frozenset()})["tosa-int"].passes["P"].exercised == 2  # no targeted ops: every run
 
 
 def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names(monkeypatch):
@@ -184,3 +236,156 @@ def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path)
     (everything,) = [line for line in lines if line.startswith("throughput all targets")]
     assert "3 graphs" in everything and "in 0.2 min wall on 2 worker(s) = 15.0 graphs/min" in everything
     assert "graphs of 11.0 ops on average" in lines[lines.index(everything) + 1]
+
+
+# ---- the coverage verdict, on synthetic coverage lines ----------------------------------------
+
+_TARGETED = {
+    "ConvertToClampPass": frozenset({"aten.relu.default", "aten.clamp.default"}),
+    "DecomposeAcoshPass": frozenset({"aten.acosh.default"}),
+    "BroadcastArgsPass": frozenset({"aten.add.Tensor"}),  # U55 only (reach.TARGET_ONLY), form route `outer`
+    "DecomposeSqrtPass": frozenset({"aten.sqrt.default"}),  # the quantizer runs it first on INT targets
+    "DecomposeErfinvPass": frozenset({"aten.erfinv.default"}),  # listed unreachable
+    "FuseConsecutiveRescalesPass": frozenset(),  # retrace-only: every graph presents it
+}
+
+
+def _row(target, ops=(), stock=(), presented=(), ran=(), skipped=()):
+    fast = {name: {"ran": 1, "skipped": 0, "copied": 1} for name in ran}
+    fast.update({name: {"ran": 0, "skipped": 1, "copied": 0} for name in skipped})
+    return {"graph": "g", "target": target, "op_names": list(ops), "stock": list(stock),
+            "presented": list(presented), "fastpass": fast}
+
+
+def _standing(verdict, name):
+    (found,) = [p for p in verdict.reachable if p.name == name]
+    return found
+
+
+def test_coverage_verdict_tells_a_generator_gap_from_too_few_examples():
+    """acosh drawn in 3 graphs, invoked, never presented: a gap at min_draws=3, too few at 4."""
+    from verify.fuzz_coverage import Standing, coverage_verdict
+
+    rows = [_row("tosa-int", ops=["acosh", "relu"], stock=_TARGETED, presented=["ConvertToClampPass"],
+                 ran=["ConvertToClampPass", "FuseConsecutiveRescalesPass"], skipped=["DecomposeAcoshPass"])] * 3
+    gap = coverage_verdict(rows, _TARGETED, draws=3)
+    acosh = _standing(gap, "DecomposeAcoshPass")
+    assert (acosh.standing, acosh.drawn, acosh.invoked, acosh.presented, acosh.exercised) == (
+        Standing.GENERATOR_GAP, 3, 3, 0, 0)
+    assert gap.failed
+    text = gap.lines()
+    assert text[0] == ("coverage verdict: 5 reachable annotated passes (6 annotated, 1 listed unreachable), "
+                       "2 exercised with fastpass on, 3 not (1 generator gaps, 0 too few examples, "
+                       "2 outside this campaign); 3 graphs on tosa-int")
+    assert "  DecomposeAcoshPass [tosa-int]: GENERATOR GAP: route acosh: drawn in 3 graphs" in "\n".join(text)
+    assert text[-1].startswith("FUZZ COVERAGE FAILED: 1 reachable annotated pass(es)")
+    assert "  DecomposeErfinvPass: aten.erfinv is not Core ATen" in "\n".join(text)
+
+    few = coverage_verdict(rows, _TARGETED, draws=4)
+    assert _standing(few, "DecomposeAcoshPass").standing is Standing.TOO_FEW_EXAMPLES and not few.failed
+    assert "drawn in 3 graphs, invoked in 3, presented in 0, exercised in 0 (< 4: run more examples" in "\n".join(
+        few.lines())
+    assert few.lines()[-1].startswith("FUZZ COVERAGE INCOMPLETE (warning): 3 reachable annotated pass(es)")
+
+    # drawn counts only graphs that hold the route: without acosh, no draws at all
+    undrawn = coverage_verdict([dict(r, op_names=["relu"]) for r in rows], _TARGETED, draws=3)
+    assert _standing(undrawn, "DecomposeAcoshPass").standing is Standing.TOO_FEW_EXAMPLES
+
+
+def test_coverage_verdict_counts_a_pass_exercised_only_with_its_ops_and_on_its_targets():
+    from verify.fuzz_coverage import Standing, coverage_verdict
+
+    # ran without its targeted ops (not presented): not exercised
+    ran_only = [_row("tosa-int", ops=["acosh"], stock=_TARGETED, ran=["DecomposeAcoshPass"])]
+    assert _standing(coverage_verdict(ran_only, _TARGETED, draws=5), "DecomposeAcoshPass").exercised == 0
+    # presented but skipped by fastpass: not exercised either
+    skipped = [_row("tosa-int", ops=["acosh"], stock=_TARGETED, presented=["DecomposeAcoshPass"],
+                    skipped=["DecomposeAcoshPass"])]
+    assert _standing(coverage_verdict(skipped, _TARGETED, draws=5), "DecomposeAcoshPass").exercised == 0
+    # a U55-only pass presented and run on tosa-int did nothing there: outside a tosa-int campaign
+    u55 = [_row("tosa-int", ops=["outer"], stock=_TARGETED, presented=["BroadcastArgsPass"], ran=["BroadcastArgsPass"])]
+    broadcast = _standing(coverage_verdict(u55, _TARGETED, draws=5), "BroadcastArgsPass")
+    assert broadcast.standing is Standing.OUTSIDE_CAMPAIGN and broadcast.exercised == 0
+    assert "reached only on ethos-u55" in broadcast.describe(5)
+    on_u55 = _standing(coverage_verdict([dict(u55[0], target="ethos-u55")], _TARGETED, draws=5), "BroadcastArgsPass")
+    assert on_u55.standing is Standing.EXERCISED
+    # quantizer-first: an INT campaign is outside its reach, unless a graph presents it anyway
+    sqrt_int = [_row("tosa-int", ops=["sqrt"], stock=_TARGETED, skipped=["DecomposeSqrtPass"])] * 20
+    sqrt = _standing(coverage_verdict(sqrt_int, _TARGETED, draws=5), "DecomposeSqrtPass")
+    assert sqrt.standing is Standing.OUTSIDE_CAMPAIGN and "reached only on tosa-fp" in sqrt.describe(5)
+    sqrt_fp = [dict(sqrt_int[0], target="tosa-fp")] * 5
+    assert _standing(coverage_verdict(sqrt_fp, _TARGETED, draws=5), "DecomposeSqrtPass").standing is (
+        Standing.GENERATOR_GAP)
+    presented_anyway = [_row("tosa-int", ops=["sqrt"], stock=_TARGETED, presented=["DecomposeSqrtPass"],
+                             ran=["DecomposeSqrtPass"])]
+    assert _standing(coverage_verdict(presented_anyway, _TARGETED, draws=5), "DecomposeSqrtPass").standing is (
+        Standing.EXERCISED)
+
+
+def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invokes():
+    from verify.fuzz_coverage import Standing, coverage_verdict
+
+    everything = {"ConvertToClampPass": _TARGETED["ConvertToClampPass"], "FuseConsecutiveRescalesPass": frozenset()}
+    rows = [_row("tosa-fp", ops=["relu"], stock=everything, presented=["ConvertToClampPass"], ran=everything)]
+    complete = coverage_verdict(rows, everything, draws=5)
+    assert complete.complete and not complete.failed
+    assert complete.lines()[-1] == "fuzz coverage complete: all 2 reachable annotated passes exercised with fastpass on"
+    # a pass no pipeline invoked in draws graphs, and not listed unreachable: a gap (a missing reason)
+    never = [_row("tosa-fp", ops=["relu"], stock=["ConvertToClampPass"], presented=["ConvertToClampPass"],
+                  ran=["ConvertToClampPass"])] * 5
+    retrace = _standing(coverage_verdict(never, everything, draws=5), "FuseConsecutiveRescalesPass")
+    assert (retrace.standing, retrace.invoked) == (Standing.GENERATOR_GAP, 0)
+
+
+def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_managers():
+    """MemoryFormatOpsPass runs in to_edge outside any observed manager: stock never lists it, so a
+    graph that holds its route (cast) and in which fastpass ran it counts as exercising it."""
+    from verify.fuzz_coverage import Standing, coverage_verdict
+
+    targeted = {"MemoryFormatOpsPass": frozenset({"aten._to_copy.default"})}
+    ran = _row("tosa-fp", ops=["cast"], ran=["MemoryFormatOpsPass"])
+    memory = _standing(coverage_verdict([ran], targeted, draws=5), "MemoryFormatOpsPass")
+    assert (memory.standing, memory.invoked, memory.drawn, memory.exercised) == (Standing.EXERCISED, 1, 1, 1)
+    without_cast = _standing(coverage_verdict([dict(ran, op_names=["relu"])] * 5, targeted, draws=5),
+                             "MemoryFormatOpsPass")
+    assert (without_cast.standing, without_cast.invoked, without_cast.drawn) == (Standing.TOO_FEW_EXAMPLES, 5, 0)
+
+
+def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path, monkeypatch):
+    """The fuzz session's exit status (conftest.pytest_sessionfinish) follows campaign_failed."""
+    from verify.fuzz_coverage import campaign_failed, min_draws
+
+    assert not campaign_failed(tmp_path / "missing") and not campaign_failed(tmp_path)
+    row = _row("tosa-int", ops=["acosh"], stock=["DecomposeAcoshPass"], skipped=["DecomposeAcoshPass"])
+    (tmp_path / "coverage-gw0.jsonl").write_text((json.dumps(row) + "\n") * 2)
+    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "3")
+    assert not campaign_failed(tmp_path)  # drawn twice: too few examples, a warning only
+    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "2")
+    assert campaign_failed(tmp_path)  # drawn twice, never exercised: a gap
+    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "zero")
+    with pytest.raises(ValueError, match="FASTPASS_FUZZ_MIN_DRAWS must be a positive integer, got 'zero'"):
+        min_draws()
+
+
+def test_a_continued_campaign_focuses_on_the_passes_still_missing(tmp_path):
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+
+    from verify.fuzz import exercised_in, fuzz_graphs
+
+    assert exercised_in(tmp_path) == frozenset()
+    row = _row("tosa-fp", ops=["acosh"], stock=["DecomposeAcoshPass"], presented=["DecomposeAcoshPass"],
+               ran=["DecomposeAcoshPass"])
+    (tmp_path / "coverage-gw0.jsonl").write_text(json.dumps(row) + "\n")
+    assert "DecomposeAcoshPass" in exercised_in(tmp_path)
+    drawn = []
+
+    @hsettings(max_examples=40, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+               suppress_health_check=list(HealthCheck))
+    @given(fuzz_graphs("tosa-fp", 3, exercised=exercised_in(tmp_path)))
+    def collect(spec):
+        drawn.append(spec.op_names()[0])
+
+    collect()
+    # the first op of a focused graph shrinks to a route op; acosh is no longer one of them
+    assert "acosh" not in drawn and len(set(drawn)) > 5

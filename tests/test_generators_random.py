@@ -291,7 +291,7 @@ def test_reach_tables_name_real_passes_and_ops():
     from generators.random import reach
 
     annotated = set(_annotated_targets())
-    for table in (reach.UNREACHABLE, reach.PRODUCED_IN_PIPELINE, reach.TARGET_ONLY):
+    for table in (reach.UNREACHABLE, reach.PRODUCED_IN_PIPELINE, reach.TARGET_ONLY, reach.RUN_OUTSIDE_MANAGERS):
         assert set(table) <= annotated, set(table) - annotated  # no stale entries
     vocab = ops_in_vocabulary()
     for name, (ops, why) in reach.PRODUCED_IN_PIPELINE.items():
@@ -404,3 +404,62 @@ def test_split_sizes_splits_a_projection_into_unequal_parts():
         nodes = _exported_nodes("split_sizes", par)
         (split,) = [n for n in nodes if _opname(n) == "split_with_sizes.default"]
         assert split.args[0].target._opname == "linear" and sum(split.args[1]) == 6 and len(split.users) == 2
+
+
+@pytest.mark.parametrize("par,target", [(0, "TOSA-1.0+INT"), (3, "TOSA-1.0+FP")])  # mul of a parameter, add of a buffer
+def test_scalar_scale_presents_a_rank_zero_placeholder_and_builds(par, target):
+    """UnsqueezeScalarPlaceholdersPass runs only on a placeholder of shape (): scalar_scale is the
+    one vocabulary op that makes one (a rank-0 parameter or buffer), and it quantizes and lowers."""
+    spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("scalar_scale", 0, par), ("relu", 0, 0)])
+    model, ex = spec.build()
+    assert [tuple(t.shape) for t in (*model.parameters(), *model.buffers())] == [()]
+    placeholders = [n for n in torch.export.export(model, ex).graph.nodes if n.op == "placeholder"]
+    assert [tuple(n.meta["val"].shape) for n in placeholders].count(()) == 1
+    check_buildable(spec, quantize_int=target.endswith("INT"), lower_targets=(target,))
+
+
+def test_reach_route_names_the_ops_a_pass_needs_and_where_it_acts():
+    from generators.random import reach
+
+    vocab = ops_in_vocabulary()
+    assert reach.route("DecomposeAddSubAlphaPass", {"aten.add.Tensor"}, vocab) == ("add_alpha",)  # a form route
+    assert reach.route("DecomposeAcoshPass", {"aten.acosh.default"}, vocab) == ("acosh",)
+    assert reach.route("ConvertFullLikeToFullPass", {"aten.full_like.default"}, vocab) == ("leaky_relu",)  # produced
+    assert reach.route("SomeRetraceOnlyPass", (), vocab) is None  # every graph presents it
+    assert reach.route("HypotheticalHypotPass", {"aten.hypot.default"}, vocab) == ()  # nothing reaches it
+    assert reach.reachable_on("BroadcastArgsPass", "ethos-u55") and not reach.reachable_on("BroadcastArgsPass", "tosa-int")
+    assert not reach.reachable_on("DecomposeErfinvPass", "tosa-fp")
+    # the quantizer's pipeline runs DecomposeSqrtPass first on INT targets: tosa-fp alone presents sqrt
+    assert reach.presentable_on("DecomposeSqrtPass", "tosa-fp", {"aten.sqrt.default"})
+    assert not reach.presentable_on("DecomposeSqrtPass", "ethos-u85", {"aten.sqrt.default"})
+    assert reach.presentable_on("DecomposeAcoshPass", "ethos-u85", {"aten.acosh.default"})
+    routes = reach.routes_on("tosa-int", {"DecomposeSqrtPass": {"aten.sqrt.default"},
+                                          "DecomposeAcoshPass": {"aten.acosh.default"}, "Retrace": ()}, vocab)
+    assert routes == {"DecomposeAcoshPass": ("acosh",)}
+
+
+def test_quantizer_first_is_read_off_both_upstream_pipelines():
+    from generators.random import reach
+
+    first = reach.quantizer_first()
+    assert {"DecomposeSqrtPass", "DecomposeAddSubAlphaPass", "DecomposeNotEqualPass", "DecomposeDivPass"} <= first
+    assert not first & reach.QUANTIZER_ONLY  # those run in the quantizer's pipeline alone
+    assert "DecomposeAcoshPass" not in first and "RewriteConvPass" not in first
+
+
+def test_graphs_toward_draws_the_routes_it_is_given():
+    from generators.random import graphs_toward
+
+    drawn = []
+
+    @settings(FAST, max_examples=60, phases=[Phase.generate], database=None)
+    @given(graphs_toward([("acosh",), ("unfold", "tan")], max_ops=6))
+    def collect(spec):
+        drawn.append(set(spec.op_names()))
+
+    collect()
+    holding = [ops for ops in drawn if ops & {"acosh", "unfold", "tan"}]
+    # two thirds of the draws are focused (each holds an op of a chosen route); plain draws
+    # over ~100 ops hold one of three rarely
+    assert len(holding) >= len(drawn) // 2, (len(holding), len(drawn))
+    assert any(not ops & {"acosh", "unfold", "tan"} for ops in drawn)  # the plain third is still there

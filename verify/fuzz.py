@@ -13,7 +13,7 @@ from pathlib import Path
 
 from verify.compare.checks import CheckResult, compare, first_divergence
 from verify.compare.divergence import Divergence
-from verify.fuzz_coverage import record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
+from verify.fuzz_coverage import ops_acted_on, record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
@@ -107,18 +107,42 @@ def replay(saved: Reproducer) -> Replayed:
 
 # ---- the fuzz property -----------------------------------------------------------------------
 
+def fuzz_graphs(target: str, max_ops: int = 12, exercised: frozenset[str] = frozenset()):
+    """The graphs a fuzz test draws on `target`: a third unrestricted, the rest toward annotated
+    passes reachable on `target` (their routes, generators.random.reach), so that a pass only one
+    vocabulary op reaches is exercised in a campaign of hundreds of graphs, not thousands.
+    Passes in `exercised` (an earlier campaign's, `exercised_in`) get no focused graphs: a
+    campaign continued spends its graphs on the passes still missing."""
+    from generators.random import graphs_toward, ops_in_vocabulary
+    from generators.random.reach import routes_on
+
+    routes = routes_on(target, ops_acted_on(), ops_in_vocabulary())
+    return graphs_toward([r for name, r in routes.items() if name not in exercised], max_ops=max_ops)
+
+
+def exercised_in(folder: Path) -> frozenset[str]:
+    """The annotated passes the campaign recorded in `folder` exercised (its coverage verdict)."""
+    from verify.fuzz_coverage import Standing, coverage_verdict, read_coverage
+
+    rows, _ = read_coverage(folder)
+    if not rows:
+        return frozenset()
+    return frozenset(p.name for p in coverage_verdict(rows).reachable if p.standing is Standing.EXERCISED)
+
+
 def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, ...] = (),
-         settings=None, seed: str | None = None) -> None:
+         settings=None, seed: str | None = None, exercised: frozenset[str] = frozenset()) -> None:
     """Hypothesis over random graphs: every graph must lower identically in both modes.
 
     On failure Hypothesis shrinks the graph; the last failing graph it tries is the minimal
     one, and that one is saved as a runnable reproducer named in the assertion message.
     `seed` pins the draw (Hypothesis's @seed), e.g. to give parallel shards distinct graphs.
+    `exercised`: passes whose routes get no focused graphs (`fuzz_graphs`).
     """
     from hypothesis import given
     from hypothesis import seed as hypothesis_seed
 
-    from generators.random import GeneratorBug, graphs
+    from generators.random import GeneratorBug
 
     last: dict = {}
 
@@ -135,7 +159,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
         del verdict
         freeze_long_lived_heap()  # once, after the first graph: every import is done by now
 
-    test = given(graphs(max_ops=max_ops))(prop)
+    test = given(fuzz_graphs(target, max_ops, exercised))(prop)
     if settings is not None:
         test = settings(test)
     if seed is not None:

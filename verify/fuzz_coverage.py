@@ -8,10 +8,18 @@ lines of every worker and prints, per target, one row per pass:
   the graph reached the pass in the form it rewrites (`all` for passes without targeted ops);
 - `fast ran`: graphs in which the pass ran with fastpass on (not skipped);
 - `skipped`: pass calls fastpass skipped; `copied`: nodes fastpass copied in it;
-- `acted`: graphs in which fastpass skipped the pass or copied at least one of its nodes.
+- `acted`: graphs in which fastpass skipped the pass or copied at least one of its nodes;
+- `exercised`: graphs in which fastpass ran the pass *and* its targeted ops were in the graph
+  the pass received (every run counts for a pass without targeted ops): the pass did its work
+  with fastpass on, and the comparison of that graph covers it.
 
-Then the annotated passes never exercised with fastpass on (never ran) and those whose targeted
-ops were never presented, each with its reason when generators.random lists it unreachable.
+Then the verdict (`coverage_verdict`): how many annotated passes some graph of the campaign can
+reach (generators.random.reach: not listed unreachable, on a target the pass acts on), how many
+were exercised, and for each of the rest why not: listed unreachable (with the reason), outside
+the campaign's targets, too few examples (its route, the vocabulary ops that reach it, was drawn
+in fewer than `min_draws` graphs), or a generator gap (drawn often enough, never exercised: the
+route does not reach the pass, or a reason is missing from the unreachable list).  Only a gap
+fails the campaign (see `CoverageVerdict.failed`).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from verify.lowering.mode import Mode
@@ -43,6 +52,32 @@ def annotated_targeted_ops() -> dict[str, frozenset[str]]:
 
     return {cls.__name__: frozenset(op_name(o) for o in (lookup(cls).targeted_ops or ()))
             for cls in annotated_passes().values()}
+
+
+@functools.lru_cache(maxsize=1)
+def ops_acted_on() -> dict[str, frozenset[str]]:
+    """Class name -> the ops without which the pass does nothing: its annotation's targeted ops,
+    or, for an annotation naming none (retrace-only), upstream's own ``target_ops`` when the pass
+    is an ``ArmOpTargetedPass`` that returns before ``call()`` without them (fastpass then counts
+    the call skipped).  What a graph must present for the pass to run: its route is drawn from these."""
+    from executorch.backends.arm._passes.arm_pass import ArmOpTargetedPass
+
+    from verify.gate.passes import annotated_passes, op_name
+
+    out = {}
+    for name, ops in annotated_targeted_ops().items():
+        cls = annotated_passes_by_name()[name]
+        if not ops and issubclass(cls, ArmOpTargetedPass) and cls.should_run_pass is ArmOpTargetedPass.should_run_pass:
+            ops = frozenset(op_name(o) for o in (getattr(cls, "target_ops", ()) or ()))
+        out[name] = ops
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def annotated_passes_by_name() -> dict[str, type]:
+    from verify.gate.passes import annotated_passes
+
+    return {cls.__name__: cls for cls in annotated_passes().values()}
 
 
 _EDGE_TARGET = re.compile(r"<EdgeOpOverload: ([^>]+)>")
@@ -111,6 +146,7 @@ class PassCoverage:
     skipped: int = 0
     copied: int = 0
     acted: int = 0
+    exercised: int = 0
 
 
 @dataclass
@@ -129,7 +165,21 @@ def read_coverage(folder: Path) -> tuple[list[dict], int]:
     return rows, workers
 
 
-def tally(rows: list[dict]) -> dict[str, TargetCoverage]:
+def _fast_counts(row: dict) -> dict[str, dict[str, int]]:
+    # "fast": what files written before the one mode vocabulary call it
+    return row.get(Mode.FASTPASS, row.get("fast", {}))
+
+
+def exercised_passes(row: dict, targeted: dict[str, frozenset[str]]) -> set[str]:
+    """Annotated passes one graph exercised: fastpass ran them, and their targeted ops (if they
+    name any) were in the graph the stock lowering gave them."""
+    presented = set(row.get("presented", []))
+    return {name for name, counts in _fast_counts(row).items()
+            if counts["ran"] and name in targeted and (name in presented or not targeted[name])}
+
+
+def tally(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None) -> dict[str, TargetCoverage]:
+    targeted = annotated_targeted_ops() if targeted is None else targeted
     per_target: dict[str, TargetCoverage] = {}
     for row in rows:
         cov = per_target.setdefault(row["target"], TargetCoverage(row["target"]))
@@ -138,13 +188,14 @@ def tally(rows: list[dict]) -> dict[str, TargetCoverage]:
             cov.passes[name].stock += 1
         for name in row.get("presented", []):
             cov.passes[name].presented += 1
-        # "fast": what files written before the one mode vocabulary call it
-        for name, counts in row.get(Mode.FASTPASS, row.get("fast", {})).items():
+        for name, counts in _fast_counts(row).items():
             p = cov.passes[name]
             p.fast_ran += bool(counts["ran"])
             p.skipped += counts["skipped"]
             p.copied += counts.get("copied", 0)
             p.acted += bool(counts["skipped"] or counts.get("copied", 0))
+        for name in exercised_passes(row, targeted):
+            cov.passes[name].exercised += 1
     return dict(sorted(per_target.items()))
 
 
@@ -153,27 +204,173 @@ def _target_table(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> l
     width = max([len(n) for n in names] + [4])
     lines = [f"pass coverage, {cov.target}: {cov.graphs} graphs (graphs in which; skipped = calls, copied = nodes; "
              "* = annotated)",
-             f"{'pass':<{width}}    stock  presented  fast ran  skipped   copied    acted"]
+             f"{'pass':<{width}}    stock  presented  fast ran  skipped   copied    acted  exercised"]
     for n in names:
         p = cov.passes[n]
         presented = "all" if n in targeted and not targeted[n] else ("-" if n not in targeted else str(p.presented))
         mark = "*" if n in targeted else " "
         lines.append(f"{n:<{width}} {mark} {p.stock:>7}  {presented:>9}  {p.fast_ran:>8}  {p.skipped:>7}  "
-                     f"{p.copied:>7}  {p.acted:>7}")
+                     f"{p.copied:>7}  {p.acted:>7}  {p.exercised if n in targeted else '-':>9}")
     return lines
 
 
-def _reason(name: str, campaign_targets: set[str], invoked: bool) -> str:
+DEFAULT_MIN_DRAWS = 10
+
+
+def min_draws() -> int:
+    """FASTPASS_FUZZ_MIN_DRAWS: graphs holding a pass's route (on a target it acts on) after which
+    a pass never exercised is a generator gap rather than too few examples (default 10)."""
+    raw = os.environ.get("FASTPASS_FUZZ_MIN_DRAWS", str(DEFAULT_MIN_DRAWS))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"FASTPASS_FUZZ_MIN_DRAWS must be a positive integer, got {raw!r}")
+    return value
+
+
+class Standing(Enum):
+    """Where one reachable annotated pass stands after a campaign."""
+
+    EXERCISED = "exercised"
+    OUTSIDE_CAMPAIGN = "outside this campaign"  # acts only on targets the campaign did not run
+    TOO_FEW_EXAMPLES = "too few examples"  # its route was drawn in fewer than min_draws graphs
+    GENERATOR_GAP = "GENERATOR GAP"  # drawn in min_draws graphs or more, never exercised
+
+
+@dataclass(frozen=True)
+class PassStanding:
+    name: str
+    standing: Standing
+    targets: tuple[str, ...]  # the campaign's targets the pass acts on
+    route: tuple[str, ...] | None  # vocabulary ops that reach it; None: every graph does
+    drawn: int  # graphs on `targets` that held its route and whose stock pipeline invoked it
+    invoked: int  # graphs on `targets` whose stock pipeline invoked it
+    presented: int  # graphs on `targets` in which its targeted ops reached it
+    exercised: int  # graphs on `targets` that exercised it (module docstring)
+
+    def describe(self, min_draws: int) -> str:
+        where = ", ".join(self.targets) or "no target of this campaign"
+        route = "any graph" if self.route is None else "route " + ", ".join(self.route)
+        counts = (f"{route}: drawn in {self.drawn} graphs, invoked in {self.invoked}, presented in {self.presented}, "
+                  f"exercised in {self.exercised}")
+        if self.standing is Standing.OUTSIDE_CAMPAIGN:
+            return f"{self.name}: outside this campaign: reached only on {self.why}; add it to FASTPASS_FUZZ_TARGETS"
+        if self.standing is Standing.TOO_FEW_EXAMPLES:
+            return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
+                    f"FASTPASS_FUZZ_EXAMPLES)")
+        return (f"{self.name} [{where}]: GENERATOR GAP: {counts} (>= {min_draws}): the route does not reach the "
+                f"pass, or generators/random/reach.py lacks its reason")
+
+    @property
+    def why(self) -> str:
+        from generators.random import reach
+
+        only = reach.TARGET_ONLY.get(self.name)
+        if only:
+            return f"{', '.join(only[0])} ({only[1]})"
+        return f"tosa-fp ({reach.QUANTIZER_FIRST_WHY})"
+
+
+@dataclass(frozen=True)
+class CoverageVerdict:
+    """Reachable annotated passes and whether the campaign exercised each (see the module docstring)."""
+
+    graphs: int
+    targets: tuple[str, ...]
+    annotated: int
+    unreachable: dict[str, str]  # listed unreachable: pass -> reason
+    reachable: tuple[PassStanding, ...]
+    min_draws: int
+
+    def count(self, standing: Standing) -> int:
+        return sum(p.standing is standing for p in self.reachable)
+
+    @property
+    def failed(self) -> bool:
+        """A gap fails the campaign: the pass's route was drawn often enough that "too few
+        examples" no longer explains it.  Too few examples only warns: a short campaign (a
+        smoke run, one target) is not wrong, only inconclusive, and says so."""
+        return self.count(Standing.GENERATOR_GAP) > 0
+
+    @property
+    def complete(self) -> bool:
+        return self.count(Standing.EXERCISED) == len(self.reachable)
+
+    def lines(self) -> list[str]:
+        exercised = self.count(Standing.EXERCISED)
+        rest = [p for p in self.reachable if p.standing is not Standing.EXERCISED]
+        out = [f"coverage verdict: {len(self.reachable)} reachable annotated passes ({self.annotated} annotated, "
+               f"{len(self.unreachable)} listed unreachable), {exercised} exercised with fastpass on, "
+               f"{len(rest)} not ({self.count(Standing.GENERATOR_GAP)} generator gaps, "
+               f"{self.count(Standing.TOO_FEW_EXAMPLES)} too few examples, "
+               f"{self.count(Standing.OUTSIDE_CAMPAIGN)} outside this campaign); "
+               f"{self.graphs} graphs on {', '.join(self.targets)}"]
+        out += [f"  {p.describe(self.min_draws)}" for p in rest]
+        out.append(f"annotated passes listed unreachable (generators/random/reach.py): {len(self.unreachable)}")
+        out += [f"  {name}: {why}" for name, why in sorted(self.unreachable.items())]
+        if self.failed:
+            out.append(f"FUZZ COVERAGE FAILED: {self.count(Standing.GENERATOR_GAP)} reachable annotated pass(es) never "
+                       f"exercised although their route was drawn in >= {self.min_draws} graphs (listed above)")
+        elif not self.complete:
+            out.append(f"FUZZ COVERAGE INCOMPLETE (warning): {len(rest)} reachable annotated pass(es) not exercised, "
+                       f"none drawn often enough to call it a gap: a larger campaign or more targets decide")
+        else:
+            out.append(f"fuzz coverage complete: all {exercised} reachable annotated passes exercised with fastpass on")
+        return out
+
+
+def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None,
+                     draws: int | None = None, acted_on: dict[str, frozenset[str]] | None = None) -> CoverageVerdict:
+    """`targeted`: annotated pass -> targeted ops (what "presented" means); `acted_on`: the ops
+    its route is drawn from (``ops_acted_on``; default: `targeted`'s when `targeted` is given)."""
+    from generators.random import ops_in_vocabulary, reach
+
+    if targeted is None:
+        targeted, acted_on = annotated_targeted_ops(), ops_acted_on()
+    acted_on = targeted if acted_on is None else acted_on
+    draws = min_draws() if draws is None else draws
+    vocabulary = ops_in_vocabulary()
+    campaign = tuple(sorted({row["target"] for row in rows}))
+    unreachable = {name: reach.UNREACHABLE[name] for name in targeted if name in reach.UNREACHABLE}
+    standings = []
+    for name in sorted(set(targeted) - set(unreachable)):
+        route = reach.route(name, acted_on.get(name, ()), vocabulary)
+        acting = [row for row in rows if reach.reachable_on(name, row["target"])]
+        exercised = sum(name in exercised_passes(row, targeted) for row in acting)
+        if name in reach.RUN_OUTSIDE_MANAGERS:  # no observed input graph: presented = route drawn
+            exercised = sum(bool(_fast_counts(row).get(name, {}).get("ran"))
+                            and bool(route is None or set(route) & set(row.get("op_names", ()))) for row in acting)
+        mine = [row for row in acting if reach.presentable_on(name, row["target"], acted_on.get(name, ()))]
+        targets = tuple(sorted({row["target"] for row in mine}))
+        invoked = [row for row in mine if name in row[Mode.STOCK]
+                   or (name in reach.RUN_OUTSIDE_MANAGERS and name in _fast_counts(row))]
+        drawn = [row for row in invoked if route is None or set(route) & set(row.get("op_names", ()))]
+        presented = sum(name in row.get("presented", ()) for row in mine)
+        if exercised:
+            standing = Standing.EXERCISED
+        elif not targets:
+            standing = Standing.OUTSIDE_CAMPAIGN
+        elif len(drawn) >= draws or (not invoked and len(mine) >= draws):
+            standing = Standing.GENERATOR_GAP  # (never invoked in enough graphs: a missing IN_NO_PIPELINE reason)
+        else:
+            standing = Standing.TOO_FEW_EXAMPLES
+        standings.append(PassStanding(name, standing, targets, route, len(drawn), len(invoked), presented, exercised))
+    return CoverageVerdict(len(rows), campaign, len(targeted), unreachable, tuple(standings), draws)
+
+
+def _per_target_line(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> str:
+    """Exercised / reachable on one target: the annotated passes its pipeline invoked that a graph
+    on it is expected to present (``reach.presentable_on``), plus any it exercised anyway."""
     from generators.random import reach
 
-    if name in reach.UNREACHABLE:
-        return f"listed unreachable: {reach.UNREACHABLE[name]}"
-    only = reach.TARGET_ONLY.get(name)
-    if only and not set(only) & campaign_targets:
-        return f"acts only on {', '.join(only)}, not in this campaign"
-    if not invoked:
-        return "not invoked by this campaign's pipelines, and NOT listed unreachable"
-    return "NOT listed unreachable: a generator gap (or too few graphs)"
+    invoked = [n for n in targeted if cov.passes.get(n, PassCoverage()).stock]
+    exercised = {n for n in invoked if cov.passes[n].exercised and reach.reachable_on(n, cov.target)}
+    acted_on = ops_acted_on()
+    reachable = exercised | {n for n in invoked if reach.presentable_on(n, cov.target, acted_on.get(n, ()))}
+    return (f"{cov.target}: exercised {len(exercised)} of the {len(reachable)} reachable annotated passes its "
+            f"pipeline invoked, in {cov.graphs} graphs")
 
 
 def summarize_coverage(folder: Path) -> str:
@@ -181,26 +378,16 @@ def summarize_coverage(folder: Path) -> str:
     if not rows:
         return "pass coverage: no graphs recorded"
     targeted = annotated_targeted_ops()
-    per_target = tally(rows)
+    per_target = tally(rows, targeted)
     lines: list[str] = []
     for cov in per_target.values():
         lines += _target_table(cov, targeted)
-    invoked = {n for cov in per_target.values() for n, p in cov.passes.items() if p.stock or p.fast_ran or p.skipped}
-    ran = {n for cov in per_target.values() for n, p in cov.passes.items() if p.fast_ran}
-    presented = {n for cov in per_target.values() for n, p in cov.passes.items() if p.presented}
-    campaign = set(per_target)
-    never_ran = sorted(n for n in targeted if n not in ran)
-    lines.append(f"annotated passes never exercised with fastpass on (never ran, {len(rows)} graphs on "
-                 f"{', '.join(sorted(campaign))}): {len(never_ran)} of {len(targeted)}; "
-                 f"{len([n for n in never_ran if n in invoked])} of them invoked by the pipelines")
-    lines += [f"  {n}: {_reason(n, campaign, n in invoked)}" for n in never_ran]
-    never_presented = sorted(n for n, ops in targeted.items() if ops and n not in presented and n not in never_ran)
-    lines.append(f"annotated passes that ran with fastpass on but never received their targeted ops: "
-                 f"{len(never_presented)}")
-    lines += [f"  {n}: {_reason(n, campaign, True)}" for n in never_presented]
     lines += [_throughput(target, [r for r in rows if r["target"] == target], workers) for target in per_target]
     if len(per_target) > 1:  # per-target walls overlap when targets share the workers
         lines.append(_throughput("all targets", rows, workers))
+    lines.append("per target:")
+    lines += [f"  {_per_target_line(cov, targeted)}" for cov in per_target.values()]
+    lines += coverage_verdict(rows, targeted, acted_on=ops_acted_on()).lines()
     return "\n".join(line for line in lines if line)
 
 
@@ -228,3 +415,9 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
                  f"stock lowering alone caps this at "
                  f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
     return text
+
+
+def campaign_failed(folder: Path) -> bool:
+    """Did the campaign whose coverage lines are in `folder` leave a generator gap?"""
+    rows, _ = read_coverage(folder) if folder.is_dir() else ([], 0)
+    return bool(rows) and coverage_verdict(rows).failed

@@ -4,6 +4,7 @@ Public surface::
 
     GraphSpec, OpRecord             # frozen JSON-able DAG description; .build(), .to_python()
     graphs(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> GraphSpec
+    graphs_toward(routes, max_ops)  # the same, most of them holding some of `routes` (reach.py)
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
     check_buildable(spec, ...)      # export/quantize/lower, raising GeneratorBug
@@ -12,7 +13,7 @@ Public surface::
 
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
-from ._strategy import GeneratorBug, graphs, interpret, models, ops_in_vocabulary
+from ._strategy import GeneratorBug, graphs, graphs_toward, interpret, models, ops_in_vocabulary
 
 __all__ = [
     "GeneratorBug",
@@ -20,6 +21,7 @@ __all__ = [
     "OpRecord",
     "check_buildable",
     "graphs",
+    "graphs_toward",
     "interpret",
     "models",
     "ops_in_vocabulary",

@@ -120,6 +120,7 @@ EXPORT = {
     'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
     'index_rows': ('aten.index.Tensor',),
     'split_sizes': ('aten.cat.default', 'aten.linear.default', 'aten.split_with_sizes.default'),
+    'scalar_scale': ('aten.add.Tensor', 'aten.mul.Tensor'),
 }
 
 CORE = {
@@ -236,4 +237,5 @@ CORE = {
     'ne': ('aten.ne.Scalar', 'aten.ne.Tensor', 'aten.where.self'),
     'index_rows': ('aten.index.Tensor',),
     'split_sizes': ('aten.cat.default', 'aten.mm.default', 'aten.permute.default', 'aten.split_with_sizes.default', 'aten.view.default'),
+    'scalar_scale': ('aten.add.Tensor', 'aten.mul.Tensor'),
 }

@@ -495,3 +495,19 @@ def _split_sizes_emit(args, params, in_shapes):
 
 REGISTRY["split_sizes"] = _OpDef("split_sizes", ("aten.split_with_sizes.default", "aten.linear.default", "aten.cat.default"),
                                  _split_sizes_inst, _split_sizes_emit, accepts=_split_sizes_ok, kind="layout")
+
+
+def _scalar_scale_inst(ctx):
+    """x scaled by a rank-0 parameter or buffer (a learnt temperature, a registered scale):
+    the only way a placeholder of shape () enters a graph, the one form
+    UnsqueezeScalarPlaceholdersPass acts on (every other value here has rank >= 1)."""
+    return {"op": ctx.choice(["mul", "add"]), "buffer": ctx.flag()}, [], ctx.x
+
+
+def _scalar_scale_emit(args, params, in_shapes):
+    sym = "*" if params["op"] == "mul" else "+"
+    return f"({args[0]} {sym} self.{{s}})", [("s", (), 0.5, 1.5, params["buffer"])]
+
+
+REGISTRY["scalar_scale"] = _OpDef("scalar_scale", ("aten.mul.Tensor", "aten.add.Tensor"), _scalar_scale_inst,
+                                  _scalar_scale_emit, kind="binary")

@@ -154,3 +154,45 @@ def graphs(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
 def models(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
     """Strategy for ``(torch.nn.Module, example_inputs)`` built from ``graphs(...)``."""
     return graphs(min_ops, max_ops, ops, max_inputs).map(lambda spec: spec.build())
+
+
+_FOCUS_EXTRA = 6  # other vocabulary ops mixed into a focused graph: a context for the route ops
+_FOCUS_ROUTES = 3  # routes one focused graph may combine
+
+
+def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2):
+    """Graphs in which some of ``routes`` (vocabulary-op tuples, one per pass to reach) are drawn:
+    a third of the draws are plain ``graphs(...)``, two thirds pick one to three routes uniformly
+    and draw a graph holding one op of each, mixed with more of their ops and up to six other
+    ops (so that the route ops are not the whole graph: fastpass then has cold nodes to copy
+    around the pass's rewrite).
+
+    Uniform over distinct routes rather than over ops: a pass whose op only one vocabulary op
+    presents (acosh, index_put, unfold) gets as many graphs as one that forty ops reach, where
+    plain draws over the whole vocabulary would give it one graph in dozens.  Shrinking heads to
+    one route and no extra op.
+    """
+    names = _check_ops(None)
+    distinct = sorted({tuple(op for op in r if op in names) for r in routes} - {()})
+    plain = graphs(1, max_ops, max_inputs=max_inputs)
+    if not distinct:
+        return plain
+    shapes = _input_shapes(max_inputs)
+
+    @st.composite
+    def focused(draw):
+        chosen = draw(st.lists(st.sampled_from(distinct), min_size=1, max_size=min(_FOCUS_ROUTES, max_ops),
+                               unique=True))
+        core = list(dict.fromkeys(op for r in chosen for op in r))
+        extra = draw(st.lists(st.sampled_from([op for op in names if op not in core]), max_size=_FOCUS_EXTRA,
+                              unique=True))
+        ins = draw(shapes)
+        # one op of every chosen route, at drawn places among the others (shrinking: first)
+        genes = [draw(st.tuples(st.sampled_from(list(r)), _SEL, _PAR)) for r in chosen]
+        for _ in range(draw(st.integers(0, max_ops - len(genes)))):
+            gene = draw(st.tuples(st.sampled_from(core + extra), _SEL, _PAR))
+            genes.insert(draw(st.integers(0, len(genes))), gene)
+        return interpret(ins, genes, draw(st.integers(0, 2**16 - 1)))
+
+    focus = focused()
+    return st.one_of(focus, focus, plain)  # focus first: Hypothesis favours the first branch, and shrinks to it

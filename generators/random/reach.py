@@ -24,6 +24,8 @@ and that no entry here is stale.  Keys are pass class names (unique among annota
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Iterable
 
 # Quantizer-only: the harness quantizes once per case, outside fastpass, and lowers the result
@@ -111,12 +113,38 @@ PRODUCED_IN_PIPELINE: dict[str, tuple[tuple[str, ...], str]] = {
                                                   "dim_order_ops._to_dim_order_copy"),
 }
 
-# Passes that act on one pipeline only (their should_run/call_operator test the target).
-TARGET_ONLY: dict[str, tuple[str, ...]] = {
-    "DecomposePermuteForU55Pass": ("ethos-u55",),
-    "DecomposeLargeStrideMaxPool2dForU55Pass": ("ethos-u55",),
-    "BroadcastArgsPass": ("ethos-u55",),
+# Passes reached on some targets only, and why: their should_run/call_operator test the target, or
+# on the other targets an earlier step (the quantizer's transform_for_annotation copy of the pass,
+# outside fastpass) already rewrote the form they act on.  The coverage verdict counts them
+# reachable on these targets only.
+_U55_ONLY = "its should_run_pass/call_operator act only when the TOSA spec is the U55 subset"
+TARGET_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
+    "DecomposePermuteForU55Pass": (("ethos-u55",), _U55_ONLY),
+    "DecomposeLargeStrideMaxPool2dForU55Pass": (("ethos-u55",), _U55_ONLY),
+    "BroadcastArgsPass": (("ethos-u55",), _U55_ONLY),
 }
+
+# The targets whose lowering starts from a quantized graph: the ARM quantizer's
+# transform_for_annotation pipeline ran on it first (outside fastpass, shared by both modes).
+INT_TARGETS = frozenset({"tosa-int", "ethos-u55", "ethos-u85"})
+QUANTIZER_FIRST_WHY = ("on INT targets its tfa_pass copy in the quantizer's transform_for_annotation pipeline "
+                       "(outside fastpass) rewrites the form first, so only tosa-fp presents it")
+
+
+@functools.lru_cache(maxsize=1)
+def quantizer_first() -> frozenset[str]:
+    """Passes both pipelines invoke: ArmPassManager's transform_for_annotation_pipeline (the
+    quantizer's, with tfa_pass=True) and its lowering pipeline.  On INT targets the first copy
+    already rewrote their ops when the lowering copy runs; read off upstream's source, so that a
+    pass executorch moves in or out of the quantizer's pipeline follows without an edit here."""
+    import inspect
+
+    from executorch.backends.arm._passes.arm_pass_manager import ArmPassManager
+
+    annotation = inspect.getsource(ArmPassManager.transform_for_annotation_pipeline)
+    lowering = inspect.getsource(ArmPassManager._tosa_pipeline)
+    lowered = set(re.findall(r"\b([A-Z]\w+Pass)\(", lowering))
+    return frozenset(n for n in re.findall(r"\b([A-Z]\w+Pass)\(", annotation) if n in lowered)
 
 # Passes that act on one form of their op only (an argument value, a broadcast, an op an earlier
 # pass must have retraced), or whose annotation names no targeted op although the pass only
@@ -141,11 +169,28 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
     "DecomposeIndexTensorToGatherPass": (("index_rows",),
                                          "x[idx] along dim 0: IndexTensorSupported rejects x[:, idx] (None "
                                          "indices), which `index` draws for all but one of its dims"),
+    "UnsqueezeScalarPlaceholdersPass": (("scalar_scale",),
+                                        "retrace-only annotation, but its should_run_pass needs a placeholder of "
+                                        "shape (): only scalar_scale's rank-0 parameter/buffer makes one (every "
+                                        "other value the generator makes has rank >= 1)"),
+    "RemoveGetItemPass": (("max_pool2d", "max_dim"),
+                          "retrace-only annotation, but its should_run_pass needs max_pool2d_with_indices or "
+                          "max.dim in the graph"),
     "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
                                "the pass runs 4th in the pipeline: fastpass can copy only nodes an earlier "
                                "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "
                                "conv2d/linear -> relu; on tosa-fp the partitioner rejects the generator's int64 "
                                "gather index (GatherSupported wants int32; on INT the quantizer converts it)"),
+}
+
+# Passes fastpass runs that the harness's stock observation never sees (called directly, not
+# through a pass manager): no per-pass input graph exists to tell whether their ops were
+# presented.  They run first in to_edge, on the exported graph itself, so a graph holding their
+# route presents their ops to them: the coverage verdict counts such a graph, run by fastpass,
+# as exercised.
+RUN_OUTSIDE_MANAGERS: dict[str, str] = {
+    "MemoryFormatOpsPass": "exir's to_edge calls it directly (MemoryFormatOpsPass()(gm) in exir/program/_program.py), "
+                           "on the exported graph, outside any pass manager the stock observation records",
 }
 
 # to_edge replaces view ops by their *_copy form and dtype/memory-format copies by dim-order ops.
@@ -190,3 +235,47 @@ def unrouted(targeted_by_pass: dict[str, Iterable[str]], vocabulary: dict) -> li
     return sorted(name for name, targeted in targeted_by_pass.items()
                   if set(targeted) and name not in UNREACHABLE and name not in PRODUCED_IN_PIPELINE
                   and not vocabulary_routes(targeted, vocabulary))
+
+
+def reachable_on(name: str, target: str) -> bool:
+    """Does pass `name` act on `target` at all?  False for the passes ``UNREACHABLE`` lists and,
+    off their targets, for those ``TARGET_ONLY`` names."""
+    if name in UNREACHABLE:
+        return False
+    only = TARGET_ONLY.get(name)
+    return only is None or target in only[0]
+
+
+def presentable_on(name: str, target: str, targeted: Iterable[str]) -> bool:
+    """Is a graph on `target` expected to present pass `name` its targeted ops?  As
+    ``reachable_on``, and not on INT targets for a pass with targeted ops that the quantizer's
+    pipeline runs first (``quantizer_first``): there its ops are normally gone (a pass whose op
+    the lowering re-creates may still be presented, and then counts as exercised)."""
+    if not reachable_on(name, target):
+        return False
+    return not (set(targeted) and target in INT_TARGETS and name in quantizer_first())
+
+
+def route(name: str, targeted: Iterable[str], vocabulary: dict) -> tuple[str, ...] | None:
+    """The vocabulary ops of which a graph must hold one for pass `name` to receive its ops: the
+    ``FORM_ROUTES`` ops when the pass acts on one form only, else the ops that present a targeted
+    op and those from which an earlier pass produces one.  ``None`` for a pass without targeted
+    ops: every graph a pipeline gives it presents it.  Empty when nothing reaches it."""
+    if name in FORM_ROUTES:
+        return tuple(op for op in FORM_ROUTES[name][0] if op in vocabulary)
+    targeted = set(targeted)
+    if not targeted:
+        return None
+    ops = vocabulary_routes(targeted, vocabulary) + list(PRODUCED_IN_PIPELINE.get(name, ((), ""))[0])
+    return tuple(op for op in dict.fromkeys(ops) if op in vocabulary)
+
+
+def routes_on(target: str, targeted_by_pass: dict[str, Iterable[str]], vocabulary: dict) -> dict[str, tuple[str, ...]]:
+    """Pass class name -> its ``route`` for every pass reachable on `target` that needs one (passes
+    without targeted ops are presented by every graph and need no route)."""
+    out = {}
+    for name, targeted in targeted_by_pass.items():
+        ops = route(name, targeted, vocabulary) if presentable_on(name, target, targeted) else None
+        if ops:
+            out[name] = ops
+    return out
