@@ -109,3 +109,18 @@ def test_unknown_calibration_is_a_usage_error(tmp_path):
     code, _, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
                               "--calibration", "kmeans", tmp_path=tmp_path)
     assert code == 2 and "invalid choice: 'kmeans'" in out
+
+
+def test_stock_that_depends_on_node_set_order_is_nondeterministic_with_the_evidence(tmp_path, monkeypatch):
+    """run's recheck lowers stock under two opposite node orders (verify.lowering.node_order): a
+    fastpass difference that stock shows too, there, is not called divergent."""
+    monkeypatch.setenv("FAULTY_TAG_IN_NODE_SET_ORDER", "1")
+    code, report, out = run_verify("--models", "none", "--model", "tests/models/faulty.py:tagged_in_node_set_order",
+                                   "--targets", "tosa-int", "--null-seed", "-1", "--reference-sets", "1",
+                                   tmp_path=tmp_path)
+    assert code == 1
+    (case,) = report["cases"]
+    assert case["verdict"] == "nondeterministic", out
+    recheck = case["order_recheck"]
+    assert recheck["differing_checks"] == ["meta"] and recheck["error"] is None
+    assert recheck["first_divergence"]["pass"] == "DecomposeLinearPass"

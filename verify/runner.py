@@ -26,10 +26,11 @@ from typing import Callable
 
 from verify.cases import Case
 from verify.compare.checks import CheckResult, compare, first_divergence
-from verify.compare.divergence import Divergence
+from verify.compare.divergence import Divergence, OrderRecheck
 from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, stop_signal
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
+from verify.lowering.node_order import NodeOrder
 from verify.report.atomic import write_text
 from verify.report.verdict import NullOutcome, Verdict
 from verify.saved_program import PROGRAM_NAME
@@ -63,6 +64,7 @@ class CaseReport:
     fastpass_stats: dict | None = None
     artifacts: str | None = None
     wall_seconds: float = 0.0
+    order_recheck: OrderRecheck | None = None  # only for a case whose lowerings differed
 
     @property
     def passed(self) -> bool:
@@ -80,6 +82,7 @@ class CaseReport:
             "error": self.error, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
             "null_outcome": self.null_outcome.value, "null_check": self.null_check,
             "factory": self.factory, "fastpass_stats": self.fastpass_stats, "artifacts": self.artifacts,
+            "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
         }
 
     @classmethod
@@ -95,7 +98,8 @@ class CaseReport:
                    null_outcome=NullOutcome(data.get("null_outcome", NullOutcome.NOT_RUN.value)),
                    null_check=data.get("null_check"), factory=data.get("factory"),
                    fastpass_stats=data.get("fastpass_stats"), artifacts=data.get("artifacts"),
-                   wall_seconds=data.get("wall_seconds", 0.0))
+                   wall_seconds=data.get("wall_seconds", 0.0),
+                   order_recheck=OrderRecheck.from_json(data.get("order_recheck")))
 
 
 def _seconds_of(stock: LoweringResult, second: LoweringResult) -> dict[str, float]:
@@ -148,10 +152,17 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
                             f"({'killed by signal ' + str(-returncode) if returncode < 0 else 'error'}); "
                             f"log: {log_path}\n{_tail(log_path)}")
     results = {}
-    for label, _, _ in lowerings:  # the label (a Mode: the lowering's role) names its file
+    for label, *_ in lowerings:  # the label (a Mode: the lowering's role) names its file
         with open(case_dir / f"{name}.{label}.pkl", "rb") as f:
             results[label] = pickle.load(f)
     return WorkerOutput(results, status)
+
+
+def _order_recheck(ascending: LoweringResult, descending: LoweringResult) -> OrderRecheck:
+    checks = compare(ascending, descending)
+    differing = tuple(name for name, r in checks.items() if not r.passed)
+    first = (first_divergence(ascending, checks) or Divergence("unlocated")) if differing else None
+    return OrderRecheck(differing, first)
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -234,9 +245,17 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
         report.first_divergence = first_divergence(stock, report.checks)
         report.verdict = Verdict.DIVERGENT
         try:
-            again = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]], options.hash_seed, options,
-                                case_dir).results[Mode.STOCK]
-            if any(not r.passed for r in compare(stock, again).values()):
+            # Stock again as it ran, and under two opposite node-set iteration orders
+            # (verify.lowering.node_order): a pass iterating a set of nodes in address order can
+            # differ from call to call, and a plain recheck rarely lands on the other order.
+            rechecks = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]] + [
+                [f"{Mode.STOCK}-{order}", Mode.STOCK, [], order.value] for order in NodeOrder],
+                options.hash_seed, options, case_dir).results
+            again = rechecks[Mode.STOCK]
+            report.order_recheck = _order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder))
+            failed_checks = tuple(name for name, r in report.checks.items() if not r.passed)
+            if (any(not r.passed for r in compare(stock, again).values())
+                    or report.order_recheck.explains(failed_checks, report.first_divergence)):
                 report.verdict = Verdict.NONDETERMINISTIC
         except WorkerFailure as exc:
             report.error = f"recheck of stock determinism failed: {exc}"

@@ -54,6 +54,17 @@ def _prepare(job: dict, status: dict, target):
     return load_program(program_path)
 
 
+def _node_order(order: str | None):
+    """Node hashing in `order` for one lowering (lower() copies the program inside it), or as is."""
+    import contextlib
+
+    if order is None:
+        return contextlib.nullcontext()
+    from verify.lowering.node_order import NodeOrder, ordered_node_hashes
+
+    return ordered_node_hashes(NodeOrder(order))
+
+
 def run_job(job: dict) -> None:
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
@@ -76,10 +87,12 @@ def run_job(job: dict) -> None:
         write_status()
         return
     write_status()
-    for label, mode, features in job["lowerings"]:
+    for label, mode, features, *node_order in job["lowerings"]:
         log.info("[worker] lowering %s (%s %s)", label, mode, ",".join(features))
-        result = lower(program, target, mode, tuple(features), snapshots=job.get("snapshots", True),
-                       reference_sets=job.get("reference_sets", 3), hash_seed=status["hash_seed"])
+        # A node order (verify.lowering.node_order) for run's recheck of stock; none: address order.
+        with _node_order(node_order[0] if node_order else None):
+            result = lower(program, target, mode, tuple(features), snapshots=job.get("snapshots", True),
+                           reference_sets=job.get("reference_sets", 3), hash_seed=status["hash_seed"])
         with atomic_output(out / f"{job['name']}.{label}.pkl", "wb") as f:
             pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
         status["lowerings"].append({"label": label, "seconds": result.seconds, "error": result.error_type})

@@ -125,3 +125,25 @@ def changed_under_fastpass():
 
     _install(mutate)
     return make()
+
+
+def _tag_in_node_set_order(n, gm):
+    import fastpass
+
+    nodes = {x for x in gm.graph.nodes if x.op == "call_function"}
+    for index, node in enumerate(nodes):
+        node.meta["visit_index"] = index + (100 if fastpass.is_enabled() else 0)
+
+
+def tagged_in_node_set_order():
+    """Every lowering tags its nodes in the iteration order of a *set* of nodes (address order,
+    as executorch's ConvertInt64OutputOpsToInt32Pass does), and with fastpass on the tags are
+    offset: a difference in `meta` at one pass that stock also shows under another node order.
+    The recheck worker only imports this file (it lowers the saved program): the test sets
+    FAULTY_TAG_IN_NODE_SET_ORDER so that the import plants the same pass there."""
+    _install(_tag_in_node_set_order)
+    return make()
+
+
+if os.environ.get("FAULTY_TAG_IN_NODE_SET_ORDER"):
+    _install(_tag_in_node_set_order)

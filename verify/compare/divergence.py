@@ -54,3 +54,41 @@ class Divergence:
             step = PassStep(data.get("seq", -1), data["phase"], data["manager"], data["index"], data["pass"],
                             None, 0.0)
         return cls(data["label"], step, data.get("check"), tuple(data.get("details") or ()), data.get("delegate"))
+
+
+@dataclass(frozen=True)
+class OrderRecheck:
+    """Stock lowered twice more, under opposite node-set iteration orders
+    (verify.lowering.node_order), after stock and fastpass differed (crosscheck, run's recheck):
+    does stock itself differ?
+
+    `differing_checks` empty: stock is independent of that order, the divergence stands.
+    Otherwise stock depends on it (an executorch finding) at `first_divergence`, and the verdict
+    is NONDETERMINISTIC when what fastpass changed is within what the order changes."""
+
+    differing_checks: tuple[str, ...]
+    first_divergence: Divergence | None = None
+    error: str | None = None  # a recheck that could not run (the divergence then stands)
+
+    @property
+    def stock_depends_on_order(self) -> bool:
+        return bool(self.differing_checks)
+
+    def explains(self, failed_checks: tuple[str, ...], first: Divergence | None) -> bool:
+        """Is the stock-vs-fastpass difference one that the order alone produces in stock?"""
+        if not self.stock_depends_on_order or not set(failed_checks) <= set(self.differing_checks):
+            return False
+        if first is None or first.step is None or self.first_divergence is None:
+            return first is None or first.step is None
+        return self.first_divergence.label == first.label
+
+    def to_json(self) -> dict[str, Any]:
+        return {"differing_checks": list(self.differing_checks),
+                "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
+                "error": self.error}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> "OrderRecheck | None":
+        if data is None:
+            return None
+        return cls(tuple(data["differing_checks"]), Divergence.from_json(data.get("first_divergence")), data.get("error"))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.compare import CheckResult, Divergence
+from verify.compare.divergence import OrderRecheck
 from verify.report.verdict import Verdict
 
 
@@ -48,37 +49,6 @@ class FastpassWork:
         stats = stats or {}
         return cls(int(stats.get("passes_run", 0)), int(stats.get("passes_skipped", 0)),
                    int(stats.get("nodes_copied", 0)), int(stats.get("nodes_dispatched", 0)))
-
-
-@dataclass(frozen=True)
-class OrderRecheck:
-    """Stock lowered twice more, under opposite node-set iteration orders
-    (verify.lowering.node_order), after stock and fastpass differed: does stock itself differ?
-
-    `differing_checks` empty: stock is independent of that order, the divergence stands.
-    Otherwise stock depends on it (an executorch finding) at `first_divergence`, and the record
-    is NONDETERMINISTIC when what fastpass changed is within what the order changes."""
-
-    differing_checks: tuple[str, ...]
-    first_divergence: Divergence | None = None
-    error: str | None = None  # a recheck that could not run (the divergence then stands)
-
-    @property
-    def stock_depends_on_order(self) -> bool:
-        return bool(self.differing_checks)
-
-    def explains(self, failed_checks: tuple[str, ...], first: Divergence | None) -> bool:
-        """Is the stock-vs-fastpass difference one that the order alone produces in stock?"""
-        if not self.stock_depends_on_order or not set(failed_checks) <= set(self.differing_checks):
-            return False
-        if first is None or first.step is None or self.first_divergence is None:
-            return first is None or first.step is None
-        return self.first_divergence.label == first.label
-
-    def to_json(self) -> dict[str, Any]:
-        return {"differing_checks": list(self.differing_checks),
-                "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
-                "error": self.error}
 
 
 @dataclass

@@ -12,12 +12,12 @@ from typing import Any, Callable
 
 from verify.compare import compare
 from verify.compare.checks import first_divergence
-from verify.compare.divergence import Divergence
+from verify.compare.divergence import Divergence, OrderRecheck
 from verify.crosscheck import reproducer
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, OrderRecheck, Reproducer,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode

@@ -25,11 +25,10 @@ identity: only the order of sets (and the layout of dicts, never their order) ch
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from enum import Enum
 from typing import Iterator
-
-from fastpass.patching import PatchPoint, Patches
 
 _INDEX = "_verify_first_hash_index"  # in the node's __dict__: nothing compares or prints it
 
@@ -58,7 +57,13 @@ def _index_hash(order: NodeOrder, indices: Iterator[int]):
     return node_hash
 
 
-PATCHES = Patches("verify.lowering.node_order", "leave the enclosing ordered_node_hashes block")
+@functools.lru_cache(maxsize=None)
+def _patches():
+    """The one Patches state, made on first use (importing this module imports no fastpass/torch:
+    the pytest plugin and the runner import it)."""
+    from fastpass.patching import Patches
+
+    return Patches("verify.lowering.node_order", "leave the enclosing ordered_node_hashes block")
 
 
 @contextlib.contextmanager
@@ -69,11 +74,14 @@ def ordered_node_hashes(order: NodeOrder):
     the block before the program is copied, so that every node the lowering sees is new."""
     from torch.fx import Node
 
+    from fastpass.patching import PatchPoint
+
+    patches = _patches()
     indices = itertools.count(1)  # ~i <= -2: never the -1 CPython reserves
-    PATCHES.install([PatchPoint(Node, "__hash__", (), wrap=lambda _address_hash: _index_hash(order, indices),
+    patches.install([PatchPoint(Node, "__hash__", (), wrap=lambda _address_hash: _index_hash(order, indices),
                                 why="node sets iterate in first-hash order (or its reverse), not address order",
                                 inherited=True)])
     try:
         yield
     finally:
-        PATCHES.restore()
+        patches.restore()
