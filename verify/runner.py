@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from verify.cases import Case
-from verify.compare.checks import CheckResult, compare, first_divergence
+from verify.compare.checks import CheckResult, compare, first_divergence, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, stop_signal
 from verify.lowering.lower import LoweringResult
@@ -158,13 +158,6 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
     return WorkerOutput(results, status)
 
 
-def _order_recheck(ascending: LoweringResult, descending: LoweringResult) -> OrderRecheck:
-    checks = compare(ascending, descending)
-    differing = tuple(name for name, r in checks.items() if not r.passed)
-    first = (first_divergence(ascending, checks) or Divergence("unlocated")) if differing else None
-    return OrderRecheck(differing, first)
-
-
 def _tail(path: Path, lines: int = 15) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -252,7 +245,7 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
                 [f"{Mode.STOCK}-{order}", Mode.STOCK, [], order.value] for order in NodeOrder],
                 options.hash_seed, options, case_dir).results
             again = rechecks[Mode.STOCK]
-            report.order_recheck = _order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder))
+            report.order_recheck = order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder))
             failed_checks = tuple(name for name, r in report.checks.items() if not r.passed)
             if (any(not r.passed for r in compare(stock, again).values())
                     or report.order_recheck.explains(failed_checks, report.first_divergence)):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from verify.compare.aligned import pass_sequence, snapshot_pairs
-from verify.compare.divergence import Divergence
+from verify.compare.divergence import Divergence, OrderRecheck
 from verify.compare.graphs import identical_up_to_names, structure_differences
 from verify.compare.meta import meta_differences
 from verify.compare.payloads import bytes_difference, outputs_difference
@@ -197,3 +197,12 @@ def first_divergence(a: LoweringResult, results: dict[str, CheckResult]) -> Dive
         return None
     after_every_pass = len(a.observation.steps)
     return min(found, key=lambda where: where.step.seq if where.step is not None else after_every_pass)
+
+
+def order_recheck(ascending: LoweringResult, descending: LoweringResult) -> OrderRecheck:
+    """Two stock lowerings of one input under opposite node-set iteration orders
+    (verify.lowering.node_order), compared: what stock changes with that order, and where."""
+    results = compare(ascending, descending)
+    differing = tuple(name for name, r in results.items() if not r.passed)
+    first = (first_divergence(ascending, results) or Divergence("unlocated")) if differing else None
+    return OrderRecheck(differing, first)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from verify.compare import compare
-from verify.compare.checks import first_divergence
+from verify.compare.checks import first_divergence, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.crosscheck import reproducer
 from verify.crosscheck.inputs import copy_inputs
@@ -212,10 +212,7 @@ def recheck_node_order(original: Callable[..., Any], pristine: tuple, reference_
                 before_each()
                 observed = observe_call(lambda: original(*args, **kwargs), Mode.STOCK, (), True, reference_sets)
             variants.append(observed.result)
-        results = compare(*variants)
+        return order_recheck(*variants)
     except Exception as exc:  # noqa: BLE001 - a harness failure here must not break the caller's call
         log.warning("crosscheck: the node-order recheck failed: %s: %s", type(exc).__name__, exc)
         return OrderRecheck((), error=f"recheck failed: {type(exc).__name__}: {exc}")
-    differing = tuple(name for name, r in results.items() if not r.passed)
-    first = (first_divergence(variants[0], results) or Divergence("unlocated")) if differing else None
-    return OrderRecheck(differing, first)
