@@ -97,17 +97,22 @@ def test_plugin_is_off_unless_asked_and_refuses_a_bad_mode(tmp_path):
     assert data["mode"] == "stock" and data["outcomes"] == {"test_trivial.py::test_trivial": "passed"}
 
 
-def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0) -> peer.ModeRun:
+def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0, nondeterministic: int = 0) -> peer.ModeRun:
     crosscheck = None
     if mode == "crosscheck":
-        crosscheck = {"crosschecked": 3, "identical": 3 - divergent, "divergent": divergent, "unchecked": 0,
+        crosscheck = {"crosschecked": 3, "identical": 3 - divergent - nondeterministic, "divergent": divergent,
+                      "unchecked": 0, "nondeterministic": nondeterministic,
                       "by_entry_point": {"to_edge": 3}, "stock_seconds": 1.0, "fastpass_seconds": 0.5,
                       "fastpass_work": {"passes_run": 1, "passes_skipped": 0, "nodes_copied": 0,
                                         "nodes_dispatched": 1},
                       "calls_with_fastpass_work": 0,
                       "divergences": [{"test": "t::a", "entry_point": "to_edge", "failed_checks": ["graph"],
                                        "first_divergence": {"label": "edge/x[1] P"},
-                                       "reproducer": {"command": "replay it"}}] * divergent}
+                                       "reproducer": {"command": "replay it"}}] * divergent,
+                      "nondeterministic_calls": [
+                          {"test": "t::b", "entry_point": "to_edge", "failed_checks": ["meta"],
+                           "order_recheck": {"differing_checks": ["meta"], "first_divergence": {"label": "edge/x[2] Q"}},
+                           "reproducer": {"path": "/r/t_b-0.xcheck"}}] * nondeterministic}
     report = {"outcomes": outcomes, "outcome_counts": {}, "skip_reasons": {"needs FVP": 1}, "crosscheck": crosscheck,
               "records": []}
     return peer.ModeRun(mode, report, 1.0, 0)
@@ -127,6 +132,16 @@ def test_peer_fails_on_an_outcome_mismatch_or_a_divergence(capsys):
     out = capsys.readouterr().out
     assert "MISMATCH t::a: stock passed, fastpass failed" in out and "DIVERGENT t::a" in out
     assert "needs FVP" in out
+
+
+def test_peer_lists_stock_nondeterminism_without_failing_or_calling_it_identical(capsys):
+    same = {"t::a": "passed", "t::b": "passed"}
+    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, nondeterministic=1)]) == 0
+    out = capsys.readouterr().out
+    assert "STOCK NONDETERMINISTIC t::b" in out and "edge/x[2] Q" in out and "/r/t_b-0.xcheck" in out
+    assert "identical except 1 that stock itself does not lower deterministically" in out
+    # ... and a divergence next to it still fails the run
+    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1, nondeterministic=1)]) == 1
 
 
 def test_peer_usage_errors_exit_2(capsys):
