@@ -127,7 +127,8 @@ def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float,
                                                                       "result.json")}
     for stale in (paths["events.jsonl"], paths["result.json"]):  # an earlier run's, in a reused --out
         stale.unlink(missing_ok=True)
-    job_document = {"ref": job.ref, "name": job.cls.__name__, "stage": job.stage, "how": job.how, "examples": settings.examples,
+    job_document = {"ref": job.ref, "name": job.cls.__name__, "stage": job.stage, "how": job.how,
+                    "examples": settings.examples,
                     "out": str(settings.out), "seed": settings.seed, "max_ops": settings.max_ops,
                     "shrink_seconds": settings.shrink_seconds,
                     "ops": list(settings.ops) if settings.ops is not None else None,
