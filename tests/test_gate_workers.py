@@ -185,8 +185,10 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     from verify.launcher import reset_after_stop, stop_all, stop_signal
 
     sign = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
+    direct = "executorch.backends.arm._passes.decompose_gru_pass.DecomposeGruPass"  # no pipeline runs it
     with check.quiet():
-        classes = {sign: gp.annotated_passes()[sign]}
+        registry = gp.annotated_passes()
+    classes = {sign: registry[sign], direct: registry[direct]}
 
     class StopAtFirstGraph(logging.Handler):
         def emit(self, record):
@@ -199,14 +201,16 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     logger.setLevel(logging.INFO)
     started = time.monotonic()
     try:
-        (v,) = run.gate_registry(classes, 40, ["edge-fp", "quantized"], tmp_path, seed=1, max_ops=2,
-                                 shrink_seconds=15, ops=["sign", "abs"], direct_examples=0, min_evidence=3,
-                                 top_up=40, top_up_seconds=900)
+        verdicts = run.gate_registry(classes, 40, ["edge-fp", "quantized"], tmp_path, seed=1, max_ops=2,
+                                     shrink_seconds=15, ops=["sign", "abs"], direct_examples=3, min_evidence=3,
+                                     top_up=40, top_up_seconds=900)
         assert stop_signal() == signal.SIGINT
     finally:
         logger.removeHandler(handler)
         logger.setLevel(logging.NOTSET)
         reset_after_stop()
+    (v,) = verdicts  # the direct pass, never checked, is not reported
+    assert v.qualname == sign
     assert v.examples == 1, v.examples  # the graph lowered before the stop, and no other
     assert v.stage == "edge-fp"  # the second stage never started
     assert v.evidence[Feature.COPY].examples == 1

@@ -437,8 +437,8 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     `run_direct(items, stage, deadline)` runs the direct passes (default: here, one by one; the
     CLI's runs each in a worker, verify.gate.workers) and returns the verdicts of those it ran.
     When the run is stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals),
-    no graph is lowered any more and the verdicts so far are returned, without the direct
-    passes that did not finish."""
+    no graph is lowered any more and the verdicts so far are returned, without the passes no
+    graph was lowered for and the direct ones that did not finish."""
     from fastpass.annotations import lookup
 
     from verify.gate.graphs import vocabulary_split
@@ -539,6 +539,9 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         elif v.verdict is GateVerdict.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         reg.verdicts[qn] = v
+    if _stopped():  # a pass no graph was lowered for before the stop was not checked: not reported
+        reg.verdicts = {qn: v for qn, v in reg.verdicts.items()
+                        if not (v.verdict is GateVerdict.SOUND and v.examples == 0)}
     for v in reg.verdicts.values():
         v.judge(min_evidence)
     return list(reg.verdicts.values())
