@@ -330,10 +330,15 @@ def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invok
     complete = coverage_verdict(rows, everything, draws=5)
     assert complete.complete and not complete.failed
     assert complete.lines()[-1] == "fuzz coverage complete: all 2 reachable annotated passes exercised with fastpass on"
-    # a pass no pipeline invoked in draws graphs, and not listed unreachable: a gap (a missing reason)
+    # a pass no pipeline of a one-target campaign invoked: outside it (another pipeline may have it)
     never = [_row("tosa-fp", ops=["relu"], stock=["ConvertToClampPass"], presented=["ConvertToClampPass"],
                   ran=["ConvertToClampPass"])] * 5
     retrace = _standing(coverage_verdict(never, everything, draws=5), "FuseConsecutiveRescalesPass")
+    assert (retrace.standing, retrace.invoked) == (Standing.OUTSIDE_CAMPAIGN, 0)
+    assert "no pipeline of tosa-fp invoked it; run every target" in retrace.describe(5)
+    # ... and when every target ran, not listed unreachable: a gap (a missing reason)
+    every = [dict(never[0], target=t) for t in ("tosa-int", "tosa-fp", "ethos-u55", "ethos-u85")] * 2
+    retrace = _standing(coverage_verdict(every, everything, draws=5), "FuseConsecutiveRescalesPass")
     assert (retrace.standing, retrace.invoked) == (Standing.GENERATOR_GAP, 0)
 
 
@@ -358,6 +363,7 @@ def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path, monkeypatc
     assert not campaign_failed(tmp_path / "missing") and not campaign_failed(tmp_path)
     row = _row("tosa-int", ops=["acosh"], stock=["DecomposeAcoshPass"], skipped=["DecomposeAcoshPass"])
     (tmp_path / "coverage-gw0.jsonl").write_text((json.dumps(row) + "\n") * 2)
+    # (the passes this tosa-int campaign never invoked are outside it, not gaps)
     monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "3")
     assert not campaign_failed(tmp_path)  # drawn twice: too few examples, a warning only
     monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "2")

@@ -440,6 +440,9 @@ def test_reach_route_names_the_ops_a_pass_needs_and_where_it_acts():
 
 def test_quantizer_first_is_read_off_both_upstream_pipelines():
     from generators.random import reach
+    from verify.lowering.targets import TARGETS
+
+    assert reach.INT_TARGETS == {name for name, target in TARGETS.items() if target.quantized}
 
     first = reach.quantizer_first()
     assert {"DecomposeSqrtPass", "DecomposeAddSubAlphaPass", "DecomposeNotEqualPass", "DecomposeDivPass"} <= first

@@ -249,6 +249,7 @@ class PassStanding:
     invoked: int  # graphs on `targets` whose stock pipeline invoked it
     presented: int  # graphs on `targets` in which its targeted ops reached it
     exercised: int  # graphs on `targets` that exercised it (module docstring)
+    outside: str = ""  # for OUTSIDE_CAMPAIGN: where it is reached instead
 
     def describe(self, min_draws: int) -> str:
         where = ", ".join(self.targets) or "no target of this campaign"
@@ -256,22 +257,12 @@ class PassStanding:
         counts = (f"{route}: drawn in {self.drawn} graphs, invoked in {self.invoked}, presented in {self.presented}, "
                   f"exercised in {self.exercised}")
         if self.standing is Standing.OUTSIDE_CAMPAIGN:
-            return f"{self.name}: outside this campaign: reached only on {self.why}; add it to FASTPASS_FUZZ_TARGETS"
+            return f"{self.name}: outside this campaign: {self.outside}"
         if self.standing is Standing.TOO_FEW_EXAMPLES:
             return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
                     f"FASTPASS_FUZZ_EXAMPLES)")
         return (f"{self.name} [{where}]: GENERATOR GAP: {counts} (>= {min_draws}): the route does not reach the "
                 f"pass, or generators/random/reach.py lacks its reason")
-
-    @property
-    def why(self) -> str:
-        from generators.random import reach
-
-        only = reach.TARGET_ONLY.get(self.name)
-        if only:
-            return f"{', '.join(only[0])} ({only[1]})"
-        return f"tosa-fp ({reach.QUANTIZER_FIRST_WHY})"
-
 
 @dataclass(frozen=True)
 class CoverageVerdict:
@@ -321,12 +312,23 @@ class CoverageVerdict:
         return out
 
 
+def _reached_only_on(name: str) -> str:
+    from generators.random import reach
+
+    only = reach.TARGET_ONLY.get(name)
+    where = f"{', '.join(only[0])} ({only[1]})" if only else f"tosa-fp ({reach.QUANTIZER_FIRST_WHY})"
+    return f"reached only on {where}; add it to FASTPASS_FUZZ_TARGETS"
+
+
 def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None,
                      draws: int | None = None, acted_on: dict[str, frozenset[str]] | None = None) -> CoverageVerdict:
     """`targeted`: annotated pass -> targeted ops (what "presented" means); `acted_on`: the ops
     its route is drawn from (``ops_acted_on``; default: `targeted`'s when `targeted` is given)."""
     from generators.random import ops_in_vocabulary, reach
+    from verify.lowering.targets import TARGETS
 
+    # a pass no pipeline invoked in enough graphs is a gap only when the campaign ran every one
+    every_target = frozenset(TARGETS)
     if targeted is None:
         targeted, acted_on = annotated_targeted_ops(), ops_acted_on()
     acted_on = targeted if acted_on is None else acted_on
@@ -348,15 +350,21 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
                    or (name in reach.RUN_OUTSIDE_MANAGERS and name in _fast_counts(row))]
         drawn = [row for row in invoked if route is None or set(route) & set(row.get("op_names", ()))]
         presented = sum(name in row.get("presented", ()) for row in mine)
+        outside = ""
         if exercised:
             standing = Standing.EXERCISED
         elif not targets:
+            standing, outside = Standing.OUTSIDE_CAMPAIGN, _reached_only_on(name)
+        elif not invoked and not every_target <= set(campaign):
             standing = Standing.OUTSIDE_CAMPAIGN
+            outside = (f"no pipeline of {', '.join(targets)} invoked it; run every target "
+                       f"({', '.join(sorted(every_target))}) to tell a pipeline that lacks it from a missing reason")
         elif len(drawn) >= draws or (not invoked and len(mine) >= draws):
-            standing = Standing.GENERATOR_GAP  # (never invoked in enough graphs: a missing IN_NO_PIPELINE reason)
+            standing = Standing.GENERATOR_GAP  # (no pipeline invoked it: a missing IN_NO_PIPELINE reason)
         else:
             standing = Standing.TOO_FEW_EXAMPLES
-        standings.append(PassStanding(name, standing, targets, route, len(drawn), len(invoked), presented, exercised))
+        standings.append(PassStanding(name, standing, targets, route, len(drawn), len(invoked), presented, exercised,
+                                      outside))
     return CoverageVerdict(len(rows), campaign, len(targeted), unreachable, tuple(standings), draws)
 
 
