@@ -466,3 +466,11 @@ def test_graphs_toward_draws_the_routes_it_is_given():
     # over ~100 ops hold one of three rarely
     assert len(holding) >= len(drawn) // 2, (len(holding), len(drawn))
     assert any(not ops & {"acosh", "unfold", "tan"} for ops in drawn)  # the plain third is still there
+
+
+def test_var_never_consumes_a_gather_output():
+    """gather -> var (even through relu) crashes stock INT quantization (DecomposeVarPass in the
+    quantizer's pipeline; found by a fuzz campaign): var takes another value instead."""
+    spec = interpret([(1, 2, 4, 4)], [("gather", 0, 0), ("relu", 0, 0), ("var", 0, 0)])
+    assert [op.op for op in spec.ops] == ["gather", "relu", "var"]
+    assert spec.ops[2].inputs[0] == 0  # x0, not the gather's (tainted) relu
