@@ -395,3 +395,35 @@ def test_a_continued_campaign_focuses_on_the_passes_still_missing(tmp_path):
     collect()
     # the first op of a focused graph shrinks to a route op; acosh is no longer one of them
     assert "acosh" not in drawn and len(set(drawn)) > 5
+
+
+def test_tosa_fp_graphs_draw_the_float_only_ops_and_addmm_reaches_its_pass():
+    """addmm is quarantined for its INT quantization crash; on tosa-fp (no quantizer) the focused
+    graphs draw it, the only route to DecomposeAddmmPass there (the partitioner keeps linear whole)."""
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+
+    from generators.random import interpret
+    from verify.fuzz import fuzz_graphs, verify_graph
+    from verify.fuzz_coverage import ops_acted_on
+
+    others = frozenset(ops_acted_on()) - {"DecomposeAddmmPass"}  # focus on DecomposeAddmmPass alone
+    drawn = {"tosa-fp": set(), "tosa-int": set()}
+    for target in drawn:
+        @hsettings(max_examples=15, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+                   suppress_health_check=list(HealthCheck))
+        @given(fuzz_graphs(target, 3, exercised=others))
+        def collect(spec):
+            drawn[target].update(spec.op_names())
+
+        collect()
+    assert "addmm" in drawn["tosa-fp"] and "addmm" not in drawn["tosa-int"]
+    verdict = verify_graph(interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("addmm", 0, 0)]), "tosa-fp")
+    assert not verdict.failed
+    assert "DecomposeAddmmPass" in _presented_passes_of(verdict)
+
+
+def _presented_passes_of(verdict):
+    from verify.fuzz_coverage import presented_passes
+
+    return presented_passes(verdict.stock.observation)

@@ -116,8 +116,10 @@ def fuzz_graphs(target: str, max_ops: int = 12, exercised: frozenset[str] = froz
     from generators.random import graphs_toward, ops_in_vocabulary
     from generators.random.reach import routes_on
 
-    routes = routes_on(target, ops_acted_on(), ops_in_vocabulary())
-    return graphs_toward([r for name, r in routes.items() if name not in exercised], max_ops=max_ops)
+    float_target = not get_target(target).quantized  # may draw ops only quantization crashes on
+    routes = routes_on(target, ops_acted_on(), ops_in_vocabulary(float_target))
+    return graphs_toward([r for name, r in routes.items() if name not in exercised], max_ops=max_ops,
+                         float_target=float_target)
 
 
 def exercised_in(folder: Path) -> frozenset[str]:

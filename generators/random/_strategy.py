@@ -32,14 +32,15 @@ class GeneratorBug(Exception):
         super().__init__(message)
 
 
-def ops_in_vocabulary() -> dict:
+def ops_in_vocabulary(float_target: bool = False) -> dict:
     """Map op name -> ``VocabEntry(aten, core_aten)`` (best effort, names ``aten.<op>.<overload>``).
 
     ``aten``: ops expected in ``torch.export.export`` output (hand-written hints plus ops measured
     on single-op graphs); ``core_aten``: the same graphs after ``run_decompositions()``.  Edge
     dialect ops carry the same names (``exir_ops.edge.aten.<op>.<overload>``).
+    ``float_target``: with the ops quarantined from quantized targets only (``_ops.FLOAT_ONLY``).
     """
-    return _ops.vocabulary()
+    return _ops.vocabulary(float_target)
 
 
 @st.composite
@@ -160,7 +161,7 @@ _FOCUS_EXTRA = 6  # other vocabulary ops mixed into a focused graph: a context f
 _FOCUS_ROUTES = 3  # routes one focused graph may combine
 
 
-def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2):
+def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: bool = False):
     """Graphs in which some of ``routes`` (vocabulary-op tuples, one per pass to reach) are drawn:
     a third of the draws are plain ``graphs(...)``, two thirds pick one to three routes uniformly
     and draw a graph holding one op of each, mixed with more of their ops and up to six other
@@ -170,10 +171,11 @@ def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2):
     Uniform over distinct routes rather than over ops: a pass whose op only one vocabulary op
     presents (acosh, index_put, unfold) gets as many graphs as one that forty ops reach, where
     plain draws over the whole vocabulary would give it one graph in dozens.  Shrinking heads to
-    one route and no extra op.
+    one route and no extra op.  ``float_target``: routes may hold the ``_ops.FLOAT_ONLY`` ops.
     """
     names = _check_ops(None)
-    distinct = sorted({tuple(op for op in r if op in names) for r in routes} - {()})
+    routable = names + sorted(_ops.FLOAT_ONLY) if float_target else names  # focused graphs only
+    distinct = sorted({tuple(op for op in r if op in routable) for r in routes} - {()})
     plain = graphs(1, max_ops, max_inputs=max_inputs)
     if not distinct:
         return plain
