@@ -124,3 +124,4 @@ def test_stock_that_depends_on_node_set_order_is_nondeterministic_with_the_evide
     recheck = case["order_recheck"]
     assert recheck["differing_checks"] == ["meta"] and recheck["error"] is None
     assert recheck["first_divergence"]["pass"] == "DecomposeLinearPass"
+    assert recheck["reproduces_fastpass"] == "descending"  # fastpass's reversed graph order

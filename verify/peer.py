@@ -220,10 +220,11 @@ def summarize(runs: list[ModeRun]) -> int:
                 print(f"  UNCHECKED {record['context']}: {record['unchecked_reason']}")
         nondeterministic = totals.get("nondeterministic_calls", [])
         for n in nondeterministic:
-            where = ((n["order_recheck"] or {}).get("first_divergence") or {}).get("label", "?")
-            print(f"  STOCK NONDETERMINISTIC {n['test']}: {n['entry_point']}: stock differs from itself under "
-                  f"another node-set iteration order at {where} (checks {', '.join(n['failed_checks'])}), the "
-                  f"way it differed from fastpass; input: {(n['reproducer'] or {}).get('path')}")
+            from verify.compare.divergence import OrderRecheck  # here: it imports torch
+
+            recheck = OrderRecheck.from_json(n["order_recheck"])
+            print(f"  STOCK NONDETERMINISTIC {n['test']}: {n['entry_point']} (checks {', '.join(n['failed_checks'])}): "
+                  f"{recheck.describe() if recheck else '?'}; input: {(n['reproducer'] or {}).get('path')}")
         failed = failed or bool(totals["divergent"] or totals["unchecked"])
     if check is not None and not failed and nondeterministic:
         verdict_line = (f", every crosschecked lowering identical except {len(nondeterministic)} that stock "

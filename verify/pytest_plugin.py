@@ -201,10 +201,11 @@ class FastpassPlugin:
             elif verdict is Verdict.UNCHECKED:
                 write(f"unchecked {record['context']}: {record['unchecked_reason']}", yellow=True)
             elif verdict is Verdict.NONDETERMINISTIC:
-                where = ((record["order_recheck"] or {}).get("first_divergence") or {}).get("label", "?")
-                write(f"stock nondeterministic {record['context']}: {record['entry_point']}: stock differs from "
-                      f"itself under another node-set iteration order at {where} "
-                      f"(checks {', '.join(record['failed_checks'])}); not comparable, not counted identical; "
+                from verify.compare.divergence import OrderRecheck  # here: it imports torch
+
+                recheck = OrderRecheck.from_json(record["order_recheck"])
+                write(f"stock nondeterministic {record['context']}: {record['entry_point']}: "
+                      f"{recheck.describe() if recheck else '?'}; not counted identical; "
                       f"input saved: {(record['reproducer'] or {}).get('command')}", yellow=True)
 
     def _write_json(self, path: Path) -> None:

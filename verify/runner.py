@@ -245,10 +245,8 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
                 [f"{Mode.STOCK}-{order}", Mode.STOCK, [], order.value] for order in NodeOrder],
                 options.hash_seed, options, case_dir).results
             again = rechecks[Mode.STOCK]
-            report.order_recheck = order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder))
-            failed_checks = tuple(name for name, r in report.checks.items() if not r.passed)
-            if (any(not r.passed for r in compare(stock, again).values())
-                    or report.order_recheck.explains(failed_checks, report.first_divergence)):
+            report.order_recheck = order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder), fast)
+            if any(not r.passed for r in compare(stock, again).values()) or report.order_recheck.explains:
                 report.verdict = Verdict.NONDETERMINISTIC
         except WorkerFailure as exc:
             report.error = f"recheck of stock determinism failed: {exc}"

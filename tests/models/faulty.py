@@ -129,16 +129,21 @@ def changed_under_fastpass():
 
 def _tag_in_node_set_order(n, gm):
     import fastpass
+    from torch.fx import Node
 
-    nodes = {x for x in gm.graph.nodes if x.op == "call_function"}
-    for index, node in enumerate(nodes):
-        node.meta["visit_index"] = index + (100 if fastpass.is_enabled() else 0)
+    nodes = [x for x in gm.graph.nodes if x.op == "call_function"]
+    if Node.__hash__ is not object.__hash__:  # a node order (verify.lowering.node_order): the set's
+        ordered = list(set(nodes))
+    else:  # address order, simulated: as if the allocator gave stock graph order, fastpass the reverse
+        ordered = list(reversed(nodes)) if fastpass.is_enabled() else nodes
+    for index, node in enumerate(ordered):
+        node.meta["visit_index"] = index
 
 
 def tagged_in_node_set_order():
     """Every lowering tags its nodes in the iteration order of a *set* of nodes (address order,
-    as executorch's ConvertInt64OutputOpsToInt32Pass does), and with fastpass on the tags are
-    offset: a difference in `meta` at one pass that stock also shows under another node order.
+    as executorch's ConvertInt64OutputOpsToInt32Pass does): stock and fastpass differ in `meta` at
+    one pass, and stock under one of the two node orders gives exactly fastpass's result.
     The recheck worker only imports this file (it lowers the saved program): the test sets
     FAULTY_TAG_IN_NODE_SET_ORDER so that the import plants the same pass there."""
     _install(_tag_in_node_set_order)

@@ -127,3 +127,42 @@ class NoRetracePass(ExportPass):
             node.args = (node.args[0], 0.0)
         graph_module.recompile()
         return PassResult(graph_module, False)
+
+
+class TagsInNodeSetOrderPass(ExportPass):
+    """(g) stock nondeterminism, not a fastpass fault: after its retrace it tags the relu-derived
+    clamps in the iteration order of a *set* of nodes (address order, as executorch's
+    ConvertInt64OutputOpsToInt32Pass iterates `safe_consumers`). The address order is simulated
+    so that the test is deterministic: graph order stock, the reverse with fastpass on; under
+    verify.lowering.node_order, the set's own order. `fastpass_offset` makes fastpass's tags ones
+    no order gives (a fault hiding behind stock's nondeterminism)."""
+
+    targeted_ops = (RELU,)
+    skip_sound = False
+    copy_sound = True
+    fastpass_offset = 0
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == RELU:
+            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+    def call(self, graph_module):
+        import fastpass
+        from torch.fx import Node
+
+        result = super().call(graph_module)
+        nodes = [n for n in result.graph_module.graph.nodes if n.op == "call_function"]
+        if Node.__hash__ is not object.__hash__:
+            ordered = list(set(nodes))
+        else:
+            ordered = list(reversed(nodes)) if fastpass.is_enabled() else nodes
+        for index, node in enumerate(ordered):
+            node.meta["visit_index"] = index + (self.fastpass_offset if fastpass.is_enabled() else 0)
+        return result
+
+
+class TagsInNodeSetOrderWithFaultPass(TagsInNodeSetOrderPass):
+    """(h) unsound-copy: as (g), plus tags that stock writes under no node order."""
+
+    fastpass_offset = 100

@@ -199,10 +199,15 @@ def first_divergence(a: LoweringResult, results: dict[str, CheckResult]) -> Dive
     return min(found, key=lambda where: where.step.seq if where.step is not None else after_every_pass)
 
 
-def order_recheck(ascending: LoweringResult, descending: LoweringResult) -> OrderRecheck:
+def order_recheck(ascending: LoweringResult, descending: LoweringResult, fastpass: LoweringResult) -> OrderRecheck:
     """Two stock lowerings of one input under opposite node-set iteration orders
-    (verify.lowering.node_order), compared: what stock changes with that order, and where."""
+    (verify.lowering.node_order), compared with each other (what stock changes with that order,
+    and where) and with the fastpass lowering (does either give exactly its result?)."""
+    from verify.lowering.node_order import NodeOrder
+
     results = compare(ascending, descending)
     differing = tuple(name for name, r in results.items() if not r.passed)
     first = (first_divergence(ascending, results) or Divergence("unlocated")) if differing else None
-    return OrderRecheck(differing, first)
+    reproduces = next((order.value for order, stock in zip(NodeOrder, (ascending, descending))
+                       if all(r.passed for r in compare(stock, fastpass).values())), None) if differing else None
+    return OrderRecheck(differing, first, reproduces)

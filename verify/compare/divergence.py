@@ -59,36 +59,49 @@ class Divergence:
 @dataclass(frozen=True)
 class OrderRecheck:
     """Stock lowered twice more, under opposite node-set iteration orders
-    (verify.lowering.node_order), after stock and fastpass differed (crosscheck, run's recheck):
-    does stock itself differ?
+    (verify.lowering.node_order), after stock and fastpass differed (crosscheck, run's recheck,
+    the gate): does stock itself differ, and does one of those stock lowerings give exactly what
+    fastpass gave?
 
-    `differing_checks` empty: stock is independent of that order, the divergence stands.
-    Otherwise stock depends on it (an executorch finding) at `first_divergence`, and the verdict
-    is NONDETERMINISTIC when what fastpass changed is within what the order changes."""
+    Only the latter excuses the difference (`explains`): fastpass's output is then one that stock
+    produces too, and the verdict is NONDETERMINISTIC (stock's, an executorch finding). Stock
+    merely depending on the order in the same check is not enough -- a real fastpass fault there
+    would hide behind it."""
 
-    differing_checks: tuple[str, ...]
-    first_divergence: Divergence | None = None
+    differing_checks: tuple[str, ...]  # what stock changes with the order (empty: nothing)
+    first_divergence: Divergence | None = None  # where the two stock lowerings part
+    reproduces_fastpass: str | None = None  # the node order (its value) under which stock == fastpass
     error: str | None = None  # a recheck that could not run (the divergence then stands)
 
     @property
     def stock_depends_on_order(self) -> bool:
         return bool(self.differing_checks)
 
-    def explains(self, failed_checks: tuple[str, ...], first: Divergence | None) -> bool:
-        """Is the stock-vs-fastpass difference one that the order alone produces in stock?"""
-        if not self.stock_depends_on_order or not set(failed_checks) <= set(self.differing_checks):
-            return False
-        if first is None or first.step is None or self.first_divergence is None:
-            return first is None or first.step is None
-        return self.first_divergence.label == first.label
+    @property
+    def explains(self) -> bool:
+        """Is fastpass's output exactly one that stock gives under another node order?"""
+        return self.stock_depends_on_order and self.reproduces_fastpass is not None
+
+    def describe(self) -> str:
+        if self.error:
+            return f"node-order recheck could not run: {self.error}"
+        if not self.stock_depends_on_order:
+            return "stock gives the same result under opposite node-set orders"
+        where = f", first at {self.first_divergence.label}" if self.first_divergence else ""
+        head = (f"stock depends on node-set iteration order: under opposite orders it differs in "
+                f"{', '.join(self.differing_checks)}{where}")
+        if self.reproduces_fastpass is None:
+            return head + "; neither order gives fastpass's result"
+        return head + f"; stock under {self.reproduces_fastpass} order gives exactly fastpass's result"
 
     def to_json(self) -> dict[str, Any]:
         return {"differing_checks": list(self.differing_checks),
                 "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
-                "error": self.error}
+                "reproduces_fastpass": self.reproduces_fastpass, "error": self.error}
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> "OrderRecheck | None":
         if data is None:
             return None
-        return cls(tuple(data["differing_checks"]), Divergence.from_json(data.get("first_divergence")), data.get("error"))
+        return cls(tuple(data["differing_checks"]), Divergence.from_json(data.get("first_divergence")),
+                   data.get("reproduces_fastpass"), data.get("error"))

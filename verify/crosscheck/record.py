@@ -88,8 +88,8 @@ class CrosscheckRecord:
         else:
             checks = "checks: " + (", ".join(self.checks_run) or "none")
         head = f"{self.entry_point.value}{where}: {self.verdict.value} ({checks})"
-        if self.stock_nondeterministic:
-            head += "; stock differs from itself under another node-set iteration order (executorch)"
+        if self.stock_nondeterministic and self.order_recheck is not None:
+            head += f"; {self.order_recheck.describe()} (executorch)"
         if self.reproducer is not None:
             head += f"; replay: {self.reproducer.command}"
         return head

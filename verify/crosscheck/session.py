@@ -95,8 +95,8 @@ class Session:
                             True, self.settings.reference_sets)
         record = self._compare(entry, stock.result, fast.result)
         if record.divergent:
-            record.order_recheck = self._recheck_order(original, pristine, rng, at_start)
-            if record.order_recheck.explains(tuple(record.failed_checks), record.first_divergence):
+            record.order_recheck = self._recheck_order(original, pristine, rng, at_start, fast.result)
+            if record.order_recheck.explains:
                 record.verdict = Verdict.NONDETERMINISTIC
         after_stock.restore()  # ... and the caller continues from where stock left it
         _restore(as_stock_left)
@@ -121,12 +121,12 @@ class Session:
         return record
 
     def _recheck_order(self, original: Callable[..., Any], pristine: tuple, rng: "_RandomState",
-                       at_start: ShapeEnvState | None) -> OrderRecheck:
+                       at_start: ShapeEnvState | None, fast: LoweringResult) -> OrderRecheck:
         def as_the_first_runs_started() -> None:  # the random state and shape envs stock saw
             rng.restore()
             _restore([at_start])
 
-        return recheck_node_order(original, pristine, self.settings.reference_sets, as_the_first_runs_started)
+        return recheck_node_order(original, pristine, fast, self.settings.reference_sets, as_the_first_runs_started)
 
     def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
@@ -196,11 +196,12 @@ class _RandomState:
 
 
 
-def recheck_node_order(original: Callable[..., Any], pristine: tuple, reference_sets: int = 1,
+def recheck_node_order(original: Callable[..., Any], pristine: tuple, fast: LoweringResult, reference_sets: int = 1,
                        before_each: Callable[[], None] = lambda: None) -> OrderRecheck:
     """Call `original` stock twice more on fresh copies of `pristine` (args, kwargs), under opposite
-    node-set iteration orders (verify.lowering.node_order says why), and compare the two: does stock
-    depend on that order, and where? Never raises: a recheck that cannot run says so."""
+    node-set iteration orders (verify.lowering.node_order says why): does stock depend on that
+    order, where, and does either order give exactly `fast` (the fastpass lowering's result)?
+    Never raises: a recheck that cannot run says so."""
     try:
         variants: list[LoweringResult] = []
         for order in NodeOrder:
@@ -212,7 +213,7 @@ def recheck_node_order(original: Callable[..., Any], pristine: tuple, reference_
                 before_each()
                 observed = observe_call(lambda: original(*args, **kwargs), Mode.STOCK, (), True, reference_sets)
             variants.append(observed.result)
-        return order_recheck(*variants)
+        return order_recheck(*variants, fast)
     except Exception as exc:  # noqa: BLE001 - a harness failure here must not break the caller's call
         log.warning("crosscheck: the node-order recheck failed: %s: %s", type(exc).__name__, exc)
         return OrderRecheck((), error=f"recheck failed: {type(exc).__name__}: {exc}")

@@ -11,6 +11,10 @@ Two ways to run a pass:
   signature fastpass needs, exactly as an earlier pass of a pipeline would) and run the pass,
   stock and with fastpass for that pass only; compare the resulting graph modules with the
   harness snapshot checks (graph structure, vals, meta).
+
+A difference is checked against stock under two opposite node-set iteration orders
+(verify.lowering.node_order): when one of them gives exactly fastpass's result, the example is
+vacuous (stock itself is nondeterministic there), neither evidence nor a counterexample.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from verify.compare.divergence import Divergence, OrderRecheck
 from verify.gate import passes as gp
 from verify.lowering.mode import Mode
+from verify.lowering.node_order import NodeOrder, ordered_node_hashes
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 # stage -> the lowering target whose pipeline it runs (a stage name says what graphs it draws:
@@ -189,7 +195,7 @@ def input_ops(observation, pass_name: str) -> frozenset[str]:
 
 def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None) -> Outcome:
     """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated."""
-    from verify.compare.checks import compare, first_divergence
+    from verify.compare.checks import compare, first_divergence, order_recheck
     from verify.lowering.lower import lower
 
     target = target_for(stage)
@@ -211,9 +217,23 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
     where = first_divergence(stock, results)
+    recheck = order_recheck(*(_under(order, lambda: lower(program, target, Mode.STOCK, reference_sets=0))
+                              for order in NodeOrder), fast)
+    if recheck.explains:
+        return Outcome(False, vacuous=_order_dependent(recheck), **counts)
     lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
     return Outcome(True, failing, "\n".join(lines), where=where.label if where else None,
                    culprit=where.pass_name if where else None, **counts)
+
+
+def _under(order: NodeOrder, run: Any) -> Any:
+    with ordered_node_hashes(order):
+        return run()
+
+
+def _order_dependent(recheck: OrderRecheck) -> str:
+    """Fastpass gave what stock gives under another node order: no evidence either way (vacuous)."""
+    return f"not comparable: {recheck.describe()}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -349,6 +369,15 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
     found = diff_snapshots(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
     if not found:
         return Outcome(False, **counts)
+    with quiet():
+        stock_orders = [_under(order, lambda: _snapshot(run_direct(spec, cls, stage, None)[0])) for order in NodeOrder]
+    fast_snapshot = _snapshot(outs[1][0])
+    differing = tuple(name for name, _ in diff_snapshots(*stock_orders))
+    reproduces = next((order.value for order, snap in zip(NodeOrder, stock_orders)
+                       if not diff_snapshots(snap, fast_snapshot)), None) if differing else None
+    recheck = OrderRecheck(differing, Divergence("pass output") if differing else None, reproduces)
+    if recheck.explains:
+        return Outcome(False, vacuous=_order_dependent(recheck), **counts)
     detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found)
     return Outcome(True, [n for n, _ in found], detail, "pass output", cls.__name__, **counts)
 

@@ -37,13 +37,8 @@ def describe(report: CaseReport) -> list[str]:
         if not check.passed:
             lines.append(f"{name}: differs at {check.first_divergence.label if check.first_divergence else None}")
             lines.extend("  " + d for d in check.details[:6])
-    order = report.order_recheck
-    if order is not None and order.error:
-        lines.append(f"node-order recheck could not run: {order.error}")
-    elif order is not None and order.stock_depends_on_order:
-        where = order.first_divergence.label if order.first_divergence else "?"
-        lines.append(f"stock depends on node-set iteration order: under two opposite orders it differs in "
-                     f"{', '.join(order.differing_checks)}, first at {where}")
+    if report.order_recheck is not None:
+        lines.append(report.order_recheck.describe())
     nc = report.null_check or {}
     if report.null_outcome is NullOutcome.FAILED:
         lines.append(f"null check failed to run: {(nc.get('error') or '?').splitlines()[0]}")
