@@ -11,12 +11,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.compare.checks import CheckResult, compare, first_divergence
-from verify.compare.divergence import Divergence
+from verify.compare.checks import CheckResult, compare, first_divergence, order_recheck
+from verify.compare.divergence import Divergence, OrderRecheck
 from verify.fuzz_coverage import ops_acted_on, record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
+from verify.lowering.node_order import NodeOrder, ordered_node_hashes
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
@@ -33,10 +34,17 @@ class GraphVerdict:
     started: float = 0.0  # wall clock (time.time) around the whole verification
     finished: float = 0.0
     prepare_seconds: float = 0.0  # build + export + quantize, shared by both modes
+    # Made when the checks failed: stock under two opposite node-set orders (verify.lowering.node_order).
+    order_recheck: OrderRecheck | None = None
 
     @property
     def failed(self) -> list[str]:
         return [name for name, r in self.checks.items() if not r.passed]
+
+    @property
+    def divergent(self) -> bool:
+        """Checks failed, and stock under no node order gives fastpass's result (a fuzz failure)."""
+        return bool(self.failed) and not (self.order_recheck is not None and self.order_recheck.explains)
 
     @property
     def first_divergence(self) -> Divergence | None:
@@ -53,6 +61,8 @@ class GraphVerdict:
                  f"first divergent pass: {self.first_divergent_pass}"]
         for name in self.failed:
             lines += [f"  {name}: {d}" for d in self.checks[name].details[:4]]
+        if self.order_recheck is not None:
+            lines.append("  " + self.order_recheck.describe())
         return "\n".join(lines)
 
 
@@ -72,7 +82,16 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     prepared = time.time()
     stock = lower(program, chosen, Mode.STOCK, reference_sets=reference_sets)
     fast = lower(program, chosen, Mode.FASTPASS, features, reference_sets=reference_sets)
-    return GraphVerdict(spec, target, compare(stock, fast), stock, fast, started, time.time(), prepared - started)
+    checks = compare(stock, fast)
+    recheck = None
+    if any(not r.passed for r in checks.values()):
+        recheck = order_recheck(*(_stock_under(order, program, chosen, reference_sets) for order in NodeOrder), fast)
+    return GraphVerdict(spec, target, checks, stock, fast, started, time.time(), prepared - started, recheck)
+
+
+def _stock_under(order: NodeOrder, program, target, reference_sets: int) -> LoweringResult:
+    with ordered_node_hashes(order):  # lower() copies the program inside: every node is hashed in order
+        return lower(program, target, Mode.STOCK, reference_sets=reference_sets)
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",
@@ -100,8 +119,10 @@ def replay(saved: Reproducer) -> Replayed:
                                calibration=manifest.settings.get("calibration", RANDOM_GRAPH_CALIBRATION))
     except GeneratorBug as exc:
         return Replayed(Verdict.ERROR, details=(str(exc).splitlines()[0],))
-    if verdict.failed:
+    if verdict.divergent:
         return Replayed(Verdict.DIVERGENT, verdict.first_divergent_pass, tuple(verdict.explain().splitlines()))
+    if verdict.failed:  # stock under another node order gives fastpass's result
+        return Replayed(Verdict.NONDETERMINISTIC, verdict.first_divergent_pass, (verdict.order_recheck.describe(),))
     return Replayed(Verdict.IDENTICAL)
 
 
@@ -155,7 +176,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
             last.update(spec=spec, why=f"generator bug: {exc}")
             raise
         record_coverage(verdict)
-        if verdict.failed:
+        if verdict.divergent:
             last.update(spec=spec, why=verdict.explain(), where=verdict.first_divergent_pass)
             raise AssertionError(verdict.explain())
         del verdict
