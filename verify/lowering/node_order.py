@@ -17,9 +17,10 @@ calls of the same lowering, and the two orders iterate a set in opposite orders:
 for hash h is `h & mask`, and `~i & mask == mask - (i & mask)` (exact wherever no two of its
 nodes share a slot; a negated index would not do: `-i & mask` is 0 when `i & mask` is). Two
 stock lowerings of the same input, one under each order, that differ prove that stock depends
-on node-set iteration order -- the question `verify.crosscheck` asks before it calls a
-difference a fastpass divergence. Equality is left as
-identity: only the order of sets (and the layout of dicts, never their order) changes.
+on node-set iteration order; if one of them gives exactly the fastpass result, the difference
+is stock's own (verify.compare.checks.order_recheck: used by crosscheck, run's recheck, the
+gate and fuzz before they call a difference a fastpass divergence). Equality stays identity:
+only the order of sets (and the layout of dicts, never their order) changes.
 """
 
 from __future__ import annotations
@@ -70,8 +71,9 @@ def _patches():
 def ordered_node_hashes(order: NodeOrder):
     """Within the block, every `fx.Node` hashes by its first-hash index in `order`.
 
-    Nodes hashed before the block keep the address hash they were stored under elsewhere: enter
-    the block before the program is copied, so that every node the lowering sees is new."""
+    A node that existed before the block sits in dicts and sets under its address hash, which
+    lookups inside the block would no longer find: enter the block before the program is copied,
+    so that every node the lowering touches is made, and first hashed, inside it."""
     from torch.fx import Node
 
     from fastpass.patching import PatchPoint
