@@ -17,7 +17,7 @@ from verify.fuzz_coverage import ops_acted_on, record_coverage, summarize_covera
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
-from verify.lowering.node_order import NodeOrder, ordered_node_hashes
+from verify.lowering.node_order import under_each_order
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
@@ -85,13 +85,10 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     checks = compare(stock, fast)
     recheck = None
     if any(not r.passed for r in checks.values()):
-        recheck = order_recheck(*(_stock_under(order, program, chosen, reference_sets) for order in NodeOrder), fast)
+        # lower() copies the program inside: every node is made, and hashed, under the order
+        recheck = order_recheck(*under_each_order(lambda: lower(program, chosen, Mode.STOCK,
+                                                                reference_sets=reference_sets)), fast)
     return GraphVerdict(spec, target, checks, stock, fast, started, time.time(), prepared - started, recheck)
-
-
-def _stock_under(order: NodeOrder, program, target, reference_sets: int) -> LoweringResult:
-    with ordered_node_hashes(order):  # lower() copies the program inside: every node is hashed in order
-        return lower(program, target, Mode.STOCK, reference_sets=reference_sets)
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",

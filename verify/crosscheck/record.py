@@ -77,7 +77,8 @@ class CrosscheckRecord:
 
     @property
     def stock_nondeterministic(self) -> bool:
-        """Stock differed from itself the way it differed from fastpass: not comparable."""
+        """Stock under another node-set order gives exactly fastpass's result (order_recheck):
+        stock's own nondeterminism, not comparable, not counted identical."""
         return self.verdict is Verdict.NONDETERMINISTIC
 
     def describe(self) -> str:

@@ -235,7 +235,7 @@ def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference
         return Replayed(Verdict.DIVERGENT, first.label if first else None)
     unstable = [r for r in session.records if r.stock_nondeterministic]
     if unstable:
-        first = unstable[0].first_divergence
+        first, recheck = unstable[0].first_divergence, unstable[0].order_recheck
         return Replayed(Verdict.NONDETERMINISTIC, first.label if first else None,
-                        ("stock differs from itself under another node-set iteration order",))
+                        (recheck.describe(),) if recheck else ())
     return Replayed(Verdict.IDENTICAL)

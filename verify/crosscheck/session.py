@@ -21,7 +21,7 @@ from verify.crosscheck.record import (
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode
-from verify.lowering.node_order import NodeOrder, ordered_node_hashes
+from verify.lowering.node_order import under_each_order
 from verify.report.reproducer import replay_command
 from verify.report.verdict import Verdict
 
@@ -196,24 +196,29 @@ class _RandomState:
 
 
 
+class _NotCopyable(Exception):
+    pass
+
+
 def recheck_node_order(original: Callable[..., Any], pristine: tuple, fast: LoweringResult, reference_sets: int = 1,
                        before_each: Callable[[], None] = lambda: None) -> OrderRecheck:
     """Call `original` stock twice more on fresh copies of `pristine` (args, kwargs), under opposite
     node-set iteration orders (verify.lowering.node_order says why): does stock depend on that
     order, where, and does either order give exactly `fast` (the fastpass lowering's result)?
     Never raises: a recheck that cannot run says so."""
+
+    def stock_once() -> LoweringResult:  # the copy too, inside the order: every node is hashed in it
+        try:
+            args, kwargs = copy_inputs(*pristine)
+        except Exception as exc:  # noqa: BLE001
+            raise _NotCopyable(f"{type(exc).__name__}: {exc}") from exc
+        before_each()
+        return observe_call(lambda: original(*args, **kwargs), Mode.STOCK, (), True, reference_sets).result
+
     try:
-        variants: list[LoweringResult] = []
-        for order in NodeOrder:
-            with ordered_node_hashes(order):  # the copy too: every node the call sees is hashed in order
-                try:
-                    args, kwargs = copy_inputs(*pristine)
-                except Exception as exc:  # noqa: BLE001 - the divergence stands unexplained
-                    return OrderRecheck((), error=f"input not deep-copyable: {type(exc).__name__}: {exc}")
-                before_each()
-                observed = observe_call(lambda: original(*args, **kwargs), Mode.STOCK, (), True, reference_sets)
-            variants.append(observed.result)
-        return order_recheck(*variants, fast)
+        return order_recheck(*under_each_order(stock_once), fast)
+    except _NotCopyable as exc:  # the divergence stands unexplained
+        return OrderRecheck((), error=f"input not deep-copyable: {exc}")
     except Exception as exc:  # noqa: BLE001 - a harness failure here must not break the caller's call
         log.warning("crosscheck: the node-order recheck failed: %s: %s", type(exc).__name__, exc)
         return OrderRecheck((), error=f"recheck failed: {type(exc).__name__}: {exc}")

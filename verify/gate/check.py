@@ -30,7 +30,7 @@ from typing import Any
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.gate import passes as gp
 from verify.lowering.mode import Mode
-from verify.lowering.node_order import NodeOrder, ordered_node_hashes
+from verify.lowering.node_order import NodeOrder, under_each_order
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 # stage -> the lowering target whose pipeline it runs (a stage name says what graphs it draws:
@@ -217,18 +217,12 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
     where = first_divergence(stock, results)
-    recheck = order_recheck(*(_under(order, lambda: lower(program, target, Mode.STOCK, reference_sets=0))
-                              for order in NodeOrder), fast)
+    recheck = order_recheck(*under_each_order(lambda: lower(program, target, Mode.STOCK, reference_sets=0)), fast)
     if recheck.explains:
         return Outcome(False, vacuous=_order_dependent(recheck), **counts)
     lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
     return Outcome(True, failing, "\n".join(lines), where=where.label if where else None,
                    culprit=where.pass_name if where else None, **counts)
-
-
-def _under(order: NodeOrder, run: Any) -> Any:
-    with ordered_node_hashes(order):
-        return run()
 
 
 def _order_dependent(recheck: OrderRecheck) -> str:
@@ -370,7 +364,7 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
     if not found:
         return Outcome(False, **counts)
     with quiet():
-        stock_orders = [_under(order, lambda: _snapshot(run_direct(spec, cls, stage, None)[0])) for order in NodeOrder]
+        stock_orders = under_each_order(lambda: _snapshot(run_direct(spec, cls, stage, None)[0]))
     fast_snapshot = _snapshot(outs[1][0])
     differing = tuple(name for name, _ in diff_snapshots(*stock_orders))
     reproduces = next((order.value for order, snap in zip(NodeOrder, stock_orders)

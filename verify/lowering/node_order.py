@@ -29,7 +29,9 @@ import contextlib
 import functools
 import itertools
 from enum import Enum
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 _INDEX = "_verify_first_hash_index"  # in the node's __dict__: nothing compares or prints it
 
@@ -87,3 +89,13 @@ def ordered_node_hashes(order: NodeOrder):
         yield
     finally:
         patches.restore()
+
+
+def under_each_order(run: Callable[[], T]) -> tuple[T, ...]:
+    """`run()` once under each NodeOrder (ascending, then descending): what a recheck compares.
+    `run` must make its own copy of the program inside (see ordered_node_hashes)."""
+    results = []
+    for order in NodeOrder:
+        with ordered_node_hashes(order):
+            results.append(run())
+    return tuple(results)

@@ -15,7 +15,9 @@ class Verdict(str, Enum):
     IDENTICAL = "identical"
     DIVERGENT = "divergent"
     ERROR = "error"  # both lowerings failed the same way, or the harness could not tell (run)
-    NONDETERMINISTIC = "nondeterministic"  # stock differed from itself on a recheck (run)
+    # Stock differed from itself on a recheck (run), or gives fastpass's result under another
+    # node-set iteration order (run, crosscheck: verify.compare.divergence.OrderRecheck)
+    NONDETERMINISTIC = "nondeterministic"
     # Not compared, and why (crosscheck: e.g. the call's input could not be deep-copied): counted,
     # never taken for "identical".
     UNCHECKED = "unchecked"
