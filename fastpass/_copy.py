@@ -26,7 +26,6 @@ and ``wrap_call_submodule`` (top-level vs nested retrace depth).
 
 from __future__ import annotations
 
-import operator
 from time import perf_counter
 from typing import Any, Callable, Dict, Optional
 
@@ -57,18 +56,16 @@ def _alias_kind(target: Any) -> str:
     input: dispatch has side effects on input FakeTensors -> never copy)."""
     r = _ALIAS_CACHE.get(target)
     if r is None:
-        try:
-            schema = target._schema
-            if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
-                r = "mutable"
-            elif any(a.alias_info is not None for a in schema.returns) or any(
-                a.alias_info is not None for a in schema.arguments
-            ):
-                r = "view"
-            else:
-                r = ""
-        except Exception:
+        # Only copy candidates get here (OpOverload/EdgeOpOverload: they always have a schema).
+        # An aliased return always shares its alias set with an annotated argument, so looking
+        # at the arguments alone classifies every op.
+        arguments = target._schema.arguments
+        if any(a.alias_info is not None and a.alias_info.is_write for a in arguments):
             r = "mutable"
+        elif any(a.alias_info is not None for a in arguments):
+            r = "view"
+        else:
+            r = ""
         _ALIAS_CACHE[target] = r
     return r
 
@@ -93,7 +90,9 @@ def _tensor_same_meta(a: Any, b: Any) -> bool:
         and a.device == b.device
         and a.requires_grad == b.requires_grad
         and a.layout == b.layout
-        and a.fake_mode is b.fake_mode
+        # no fake-mode test: the old val passed `val.fake_mode is mode`, and FakeTensor
+        # dispatch refuses to mix modes, so the old inputs were in the tracer's mode too, as is
+        # every new input (dispatched in it, a copied val, or a placeholder, which defines it)
     )
 
 
@@ -216,11 +215,11 @@ def _try_copy(interp: Any, target: Any, args: Any, kwargs: Any) -> Any:
             "call_function", target, args_proxy, kwargs_proxy, name=name
         )
     else:
-        _PLAIN_ARGS[0] = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
+        _PLAIN_ARGS.on = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
         try:
             created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
         finally:
-            _PLAIN_ARGS[0] = False
+            _PLAIN_ARGS.on = False
         res_proxy = tracer.proxy(created)
     new_node = res_proxy.node
     new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
@@ -243,18 +242,27 @@ def _copy_candidate(target: Any) -> bool:
     if r is None:
         from executorch.exir.dialects.edge._ops import EdgeOpOverload
 
-        r = target is not operator.getitem and target not in _never_copy() and (
-            isinstance(target, EdgeOpOverload)
-            or (
-                isinstance(target, torch._ops.OpOverload)
-                and getattr(target, "__module__", None) not in {"_operator", "builtins", "math"}
-            )
-        )
+        # Operators only: getitem, sym ops and higher-order operators (cond, map, call_delegate:
+        # a copied cond would keep its branches un-rewritten) always go the stock way.
+        r = isinstance(target, (EdgeOpOverload, torch._ops.OpOverload)) and target not in _never_copy()
         _CANDIDATE[target] = r
     return r
 
 
-_PLAIN_ARGS = [False]
+class _PlainArgs:
+    """Whether the node ``Graph.create_node`` is creating comes from the copy path.
+
+    The copy path reaches ``Graph.create_node`` through ``TracerBase.create_node`` (which must
+    run: it records scope and stack-trace meta), so it cannot pass an argument down; it sets
+    ``on`` around that one call instead (always reset in a ``finally``)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = False
+
+
+_PLAIN_ARGS = _PlainArgs()
 
 
 def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -262,7 +270,7 @@ def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
         """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
         for raw SymInt/SymFloat/SymBool (a warning only) while the copy path creates a node whose
         arguments are known to hold none.  The rest mirrors torch 2.13.0 line by line."""
-        if not _PLAIN_ARGS[0]:
+        if not _PLAIN_ARGS.on:
             return original(self, op, target, args, kwargs, name, type_expr)
         if not args:
             args = ()

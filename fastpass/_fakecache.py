@@ -21,6 +21,7 @@ entry we added on disable so stock behaviour afterwards is untouched.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import torch
@@ -36,17 +37,20 @@ def _ext_namespace(func: Any) -> bool:
     return isinstance(func, torch._ops.OpOverload) and func.namespace in EXTRA_NAMESPACES
 
 
-_CTX: list = []
+@functools.lru_cache(maxsize=None)
+def _lowering_context() -> Any:
+    """The ARM backend's TosaLoweringContext class, imported once (None without the backend)."""
+    try:
+        from executorch.backends.arm.tosa.specification import TosaLoweringContext
+    except Exception:  # pragma: no cover - arm backend not importable
+        return None
+    return TosaLoweringContext
 
 
 def _context_fingerprint() -> tuple:
-    if not _CTX:
-        try:
-            from executorch.backends.arm.tosa.specification import TosaLoweringContext
-        except Exception:  # pragma: no cover - arm backend not importable
-            return (None, None)
-        _CTX.append(TosaLoweringContext)
-    TosaLoweringContext = _CTX[0]
+    TosaLoweringContext = _lowering_context()
+    if TosaLoweringContext is None:  # pragma: no cover - arm backend not importable
+        return (None, None)
     spec = TosaLoweringContext.tosa_spec_var.get(None)
     shape_env = TosaLoweringContext.shape_env_var.get(None)
     return (None if spec is None else repr(spec), None if shape_env is None else id(shape_env))

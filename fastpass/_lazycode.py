@@ -17,8 +17,11 @@ rest to the first use.  Every way to reach the generated code regenerates it fir
   lookup reaches the class's ``__getattr__``, which recompiles and answers;
 * the value ``recompile`` returns (``_recompile_submodules``) -- a ``PythonCode`` stand-in
   that recompiles on first attribute access;
-* pickling (``__reduce__`` / ``__reduce_package__`` copy ``__dict__`` before they call
-  ``recompile``) -- wrapped to generate the code first.
+* pickling (``__reduce__`` copies ``__dict__``, where the unpickler looks for ``_code``,
+  before it calls ``recompile``) -- wrapped to generate the code first.  torch.package's
+  ``__reduce_package__`` needs nothing: it saves ``self.code`` (generated on access) as source
+  and rebuilds the module by tracing that source, not from the copied ``__dict__``
+  (tests/test_fastpass_rules.py::test_lazycode_packages_like_stock).
 
 On ``disable()`` every GraphModule still pending is generated (``flush``), so what a lowering
 returns is a stock GraphModule in every attribute, whatever is done with it afterwards.
@@ -76,15 +79,6 @@ def wrap_reduce(original: Callable[..., Any]) -> Callable[..., Any]:
         return original(self)
 
     return reduce_with_code
-
-
-def wrap_reduce_package(original: Callable[..., Any]) -> Callable[..., Any]:
-    def reduce_package_with_code(self: torch.fx.GraphModule, exporter: Any) -> Any:
-        """Replacement for ``GraphModule.__reduce_package__``."""
-        _ready(self)
-        return original(self, exporter)
-
-    return reduce_package_with_code
 
 
 class _LazyForward:

@@ -36,11 +36,11 @@ def _is_export_pass(p: Any) -> bool:
     return isinstance(p, ExportPass)
 
 
-def _skip_reason(p: Any, gm: Any, ann: Any) -> str:
+def _skip_reason(gm: Any, ann: Any) -> str:
     """Non-empty reason string if fastpass may skip this invocation."""
     if "skip" not in _patches.STATE.features:
         return ""
-    if not ann.skip_sound or not ann.targeted_ops or not _is_export_pass(p):
+    if not ann.skip_sound or not ann.targeted_ops:  # only ExportPasses have annotations (_make_ctx)
         return ""
     if _skip.graph_has_targets(gm, ann.targeted_ops):
         return ""
@@ -56,9 +56,8 @@ def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
 
 
 def _invoke(self: Any, graph_module: Any, original: Callable[..., Any], upstream_check: bool) -> Any:
-    rec = _stats.new_pass(_name(self))
     t0 = _stats.now()
-    _stats._DEPTH[0] += 1
+    rec = _stats.enter_pass(_name(self))
     try:
         ctx = _make_ctx(self, rec)
         # Upstream's own skip first (cheap, pure): then the original __call__
@@ -66,7 +65,7 @@ def _invoke(self: Any, graph_module: Any, original: Callable[..., Any], upstream
         if upstream_check and not self.should_run_pass(graph_module):
             rec.skipped, rec.skip_reason = True, "upstream-should_run_pass"
         else:
-            reason = _skip_reason(self, graph_module, ctx.ann)
+            reason = _skip_reason(graph_module, ctx.ann)
             if reason:
                 self.requires(graph_module)
                 self.ensures(graph_module)
@@ -79,8 +78,7 @@ def _invoke(self: Any, graph_module: Any, original: Callable[..., Any], upstream
         finally:
             _context.STACK.pop()
     finally:
-        _stats._DEPTH[0] -= 1
-        rec.time_s = _stats.now() - t0
+        _stats.leave_pass(rec, t0)
 
 
 def wrap_arm_pass_call(original: Callable[..., Any]) -> Callable[..., Any]:

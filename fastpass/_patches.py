@@ -78,8 +78,6 @@ def patch_table() -> List[PatchPoint]:
                        "(code generation then calls the import-time original, _lazycode.REAL_RECOMPILE)"),
         PatchPoint(GraphModule, "__reduce__", ("lazycode",), wrap=_lazycode.wrap_reduce,
                    why="pickling copies __dict__ before it calls recompile: generate pending code first"),
-        PatchPoint(GraphModule, "__reduce_package__", ("lazycode",), wrap=_lazycode.wrap_reduce_package,
-                   why="same for torch.package"),
     ]
 
 

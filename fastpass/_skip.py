@@ -9,7 +9,7 @@ non-retracing pass, skipping the next retrace could therefore change names
 (which end up in the TOSA flatbuffer) or metadata.
 
 So we skip only when (1) the annotation says the pass is skip-sound, (2) none
-of its targeted ops occurs in the graph or any nested GraphModule, and (3) the
+of its targeted ops occurs in the graph (one with submodules is never skipped: (3)), and (3) the
 graph is a *retrace fixed point* (``is_fixed_point``): every node's ``val`` is
 still the one dispatch produced from its current inputs (creation signatures,
 see ``_sig``), ``tensor_meta`` is what ``set_metadata`` writes, every
@@ -33,19 +33,10 @@ from . import _sig
 
 
 def graph_has_targets(gm: GraphModule, ops: Iterable[Any]) -> bool:
-    seen = set()
-
-    def visit(mod: torch.nn.Module) -> bool:
-        if id(mod) in seen:
-            return False
-        seen.add(id(mod))
-        if isinstance(mod, GraphModule):
-            for op in ops:
-                if mod.graph.find_nodes(op="call_function", target=op, sort=False):
-                    return True
-        return any(visit(child) for child in mod.children())
-
-    return visit(gm)
+    """Whether the top-level graph calls one of ``ops``.  Submodules are not searched: a graph
+    module with any child is never a fixed point (``is_fixed_point``), so it is never skipped."""
+    graph = gm.graph
+    return any(graph.find_nodes(op="call_function", target=op, sort=False) for op in ops)
 
 
 def _canonical_candidate(graph: torch.fx.Graph, node: Node) -> Optional[str]:
@@ -99,8 +90,9 @@ def is_fixed_point(gm: GraphModule) -> bool:
         op = node.op
         if op == "placeholder":
             continue
-        if op not in ("call_function", "output"):
-            return False
+        # Only call_function nodes have creation signatures (and _names_canonical refuses any
+        # kind other than placeholder/call_function/output): a get_attr or call_module node
+        # ends the check here.
         sig = _sig.get_valid(node)
         if sig is None or "from_node" not in node.meta or not _meta_order_stable(node):
             return False
@@ -111,11 +103,10 @@ def is_fixed_point(gm: GraphModule) -> bool:
         tm = node.meta["tensor_meta"]
         if not all(x is None for x in pytree.tree_leaves(tm)):
             return False
-        in_data = sig[_sig.IN_DATA]
-        inputs = _sig.input_nodes(node)
-        if len(inputs) != len(in_data):
-            return False
-        for inp, data in zip(inputs, in_data):
+        # A valid signature means the node's args are those it was created with; its Node
+        # inputs then were ProxyValues (get_attr nodes, the other kind, ended the check above),
+        # so the two sequences have the same length.
+        for inp, data in zip(_sig.input_nodes(node), sig[_sig.IN_DATA]):
             if not _sig.same_leaves(data, inp.meta.get("val", None)):
                 return False
     return _names_canonical(gm)

@@ -54,18 +54,25 @@ class _State:
     ext_misses: int = 0
     code_deferred: int = 0  # recompile() calls that generated no code (lazycode)
     code_generated: int = 0  # deferred code generated later, because it was used or on disable
+    # Pass invocations currently open (enter_pass without leave_pass): a pass called from inside
+    # another one records depth > 0, so its time is not counted twice in time_in_passes_s.
+    open_passes: int = 0
 
 
 _S = _State()
 
 
-_DEPTH = [0]
-
-
-def new_pass(name: str) -> PassRecord:
-    rec = PassRecord(name, depth=_DEPTH[0])
+def enter_pass(name: str) -> PassRecord:
+    """Open the record of one pass invocation; ``leave_pass`` closes it (in a ``finally``)."""
+    rec = PassRecord(name, depth=_S.open_passes)
     _S.per_pass.append(rec)
+    _S.open_passes += 1
     return rec
+
+
+def leave_pass(rec: PassRecord, started: float) -> None:
+    _S.open_passes -= 1
+    rec.time_s = time.perf_counter() - started
 
 
 def now() -> float:

@@ -138,6 +138,28 @@ def test_copy_redispatches_when_an_input_stride_changes():
     assert [n.meta["val"].stride() for n in stock.graph.nodes if n.name == "neg"] == [(1, 2)]
 
 
+class _UnsafeView(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.ops.aten._unsafe_view.default(torch.add(x, y), [3, 2]).neg()
+
+
+def test_copy_redispatches_when_an_input_storage_offset_changes():
+    """Rule: ``_tensor_same_meta`` compares storage offsets.  ``aten._unsafe_view`` returns a view
+    of its input (same storage offset) although its schema has no alias annotation, so the view
+    rule (identical inputs) does not cover it.  The targeted add is replaced by a same-shape,
+    same-stride slice at offset 6; the cold _unsafe_view's val must follow it."""
+
+    def shifted(self, out, meta):
+        doubled = _op(self, A.cat.default, [out, out], 0, meta=meta)
+        return _op(self, A.slice.Tensor, doubled, 0, 2, 4, meta=meta)
+
+    make = lambda: _export(_UnsafeView(), torch.randn(2, 3), torch.randn(2, 3))  # noqa: E731
+    stock, fast, st, cls = _copy_case(shifted, make_graph=make)
+    assert _describe(fast) == _describe(stock)
+    offsets = {n.name: n.meta["val"].storage_offset() for n in stock.graph.nodes if n.op == "call_function"}
+    assert offsets["_unsafe_view"] == 6
+
+
 def test_copy_redispatches_when_an_input_requires_grad_changes():
     """Rule: ``_tensor_same_meta`` compares requires_grad (autograd metadata propagates to
     every op's output while grad mode is on)."""
@@ -719,6 +741,41 @@ def test_lazycode_regenerates_everything_after_a_graph_edit():
         assert torch.equal(pickle.loads(pickle.dumps(gm))(x), ref(x))
 
 
+def test_lazycode_packages_like_stock():
+    """No rule needed: torch.package under lazycode gives the stock module.  ``__reduce_package__``
+    copies ``__dict__`` (with fastpass's pending marker) before it calls ``recompile``, but the
+    loader rebuilds the module by tracing the saved source, not from that copy; so fastpass has
+    no ``__reduce_package__`` wrapper (it had one: REDUNDANT).  Fails if packaging ever carries
+    the marker or the pending code."""
+    import io
+
+    from torch.package import PackageExporter, PackageImporter
+
+    def packaged(gm):
+        buffer = io.BytesIO()
+        with PackageExporter(buffer) as exporter:
+            exporter.save_pickle("fastpass_test", "gm.pkl", gm)
+        buffer.seek(0)
+        return PackageImporter(buffer).load_pickle("fastpass_test", "gm.pkl")
+
+    def edited():
+        gm = torch.fx.symbolic_trace(_Affine())
+        for n in gm.graph.nodes:
+            if n.target is torch.relu:
+                n.target = torch.sigmoid
+        gm.recompile()
+        return gm
+
+    x = torch.randn(4)
+    ref = packaged(edited())
+    with fastpass.enabled(["lazycode"]):
+        gm = edited()
+        assert gm.__dict__.get("_fastpass_code_pending")
+        loaded = packaged(gm)
+    assert sorted(vars(loaded)) == sorted(vars(ref))
+    assert torch.equal(loaded(x), ref(x))
+
+
 def test_lazycode_records_pytree_specs_at_recompile():
     """Rule: ``recompile`` records ``_in_spec``/``_out_spec`` at once (they are instance
     attributes read directly, never through the lazy ``__getattr__``)."""
@@ -769,54 +826,57 @@ def test_copy_retraces_control_flow_branches():
 
 # --------------------------------------------------------------------------- REDUNDANT
 REDUNDANT = """
-Rules of fastpass's machinery that no single-fault case can make matter, because another rule
-(or the code around it) already decides every case they could. Each was removed in a private
-copy, one at a time, and test_fastpass_core.py plus this file still passed; the argument says
-why no graph can do better. They are NOT simplified away here (a change to fastpass/*.py needs
-a whole-registry gate re-proof): they are candidates for it.
+Rules fastpass's machinery once had that no single-fault case could make matter, because another
+rule (or the code around them) already decides every case they could.  Each was removed in a
+private copy, one at a time, and test_fastpass_core.py plus this file still passed; the argument
+says why no graph can do better.  They have been SIMPLIFIED AWAY (the change was re-proven by a
+whole-registry gate); the comments in fastpass/ at each place keep the argument.
 
-* ``_tensor_same_meta``: ``a.fake_mode is b.fake_mode``, and the fake-mode check on the leaves
-  of a multi-output val -- a pair: each covers the other. A new input belongs to the tracer's
-  mode (dispatched in it, or a copied val that passed the val check, or a placeholder, which
-  defines the mode); a dispatched op's output is in its inputs' mode (FakeTensor refuses to mix
-  modes). So an old single val in the tracer's mode implies old inputs in it, and a multi-output
-  node whose inputs passed the input check has its old val in it -- except an op with no tensor
-  inputs that returns several tensors (none in the ARM pipelines). The single-val check is not
-  redundant: test_copy_redispatches_values_of_another_fake_mode.
-* ``_tensor_same_meta``: ``storage_offset`` -- only a view's output metadata depends on its
-  input's storage offset, and view (aliasing) ops need identical inputs (``need_identity``);
-  every other op allocates its output. (Defence in depth should the alias classification miss.)
-* ``_alias_kind``: "view" from aliased returns vs from aliased arguments -- in every schema an
-  aliased return shares its alias set with an annotated argument, so either test alone
-  classifies the same ops.
-* ``_copy_candidate``: ``target is not operator.getitem`` -- getitem is no OpOverload, so the
-  OpOverload/EdgeOpOverload condition already excludes it (and ExportInterpreter routes it to
-  ``call_getitem``); the ``__module__`` test on OpOverloads is never true either.
-* ``_copy_candidate`` OpOverload-only vs ``_alias_kind`` "no schema -> mutable": each covers the
-  other. Higher-order operators (cond, map, call_delegate) have no ``_schema`` -> "mutable" ->
-  never copied; OpOverloads always have one. test_copy_retraces_control_flow_branches is the
-  case for the pair (a copied cond would keep its branches un-rewritten).
+* ``_tensor_same_meta``: ``a.fake_mode is b.fake_mode`` (input side).  The val side stays (the
+  old val, single or every leaf of a multi-output one, must belong to the tracer's mode:
+  test_copy_redispatches_values_of_another_fake_mode).  A dispatched op's output is in its
+  inputs' mode (FakeTensor refuses to mix modes), so an old val in the tracer's mode implies old
+  inputs in it; every new input is in it too (dispatched in it, a copied val that passed the val
+  check, or a placeholder, which defines the mode).
+* ``_alias_kind``: "view" from aliased *returns* -- in every schema an aliased return shares its
+  alias set with an annotated argument, so the arguments alone classify every op.
+* ``_alias_kind``: "no schema -> mutable" -- only copy candidates reach it, and those are
+  OpOverload/EdgeOpOverload, which always have a schema.  ``_copy_candidate`` being
+  operators-only is the rule that matters: test_copy_retraces_control_flow_branches (a copied
+  cond would keep its branches un-rewritten).
+* ``_copy_candidate``: ``target is not operator.getitem`` and the ``__module__`` test on
+  OpOverloads -- getitem is no operator, and no OpOverload's module is _operator/builtins/math.
+* ``_skip.graph_has_targets`` looking into submodules -- a graph module with any child is never a
+  fixed point (``is_fixed_point`` returns False first), so a skip never depends on it.
+* ``is_fixed_point``: "only call_function/output nodes" -- any other kind has no creation
+  signature (and no canonical name), so the check ends there anyway.
+* ``is_fixed_point``: input count == recorded input count -- with a valid signature the node's
+  args are the Nodes of its creation; the only Node inputs that were not ProxyValues then are
+  get_attr nodes, which end the check above.
+* ``_skip_reason``: "ExportPass only" -- ``_make_ctx`` gives any other pass NO_ANNOTATION
+  (skip_sound False), so the skip decision never sees a skip-sound annotation for one.
+* the ``GraphModule.__reduce_package__`` wrapper (generate pending code first) -- torch.package
+  saves ``self.code`` as source and rebuilds the module by tracing it, not from the ``__dict__``
+  it copies: test_lazycode_packages_like_stock passes without it.
+
+Once listed here and found NOT redundant (so kept, now with a failing case):
+* ``_tensor_same_meta``: ``storage_offset``.  The argument was "only a view's output depends on
+  its input's offset, and views need identical inputs" -- but ``aten._unsafe_view`` returns a
+  view although its schema has no alias annotation: test_copy_redispatches_when_an_input_
+  storage_offset_changes fails without the rule.
+
+Kept, with their argument (not safety conditions, or a case no ARM pass has yet):
 * ``interpreter_call_function``: ``self.callback is ctx.pass_`` -- for a pass that runs another
   pass's ``call()`` from its own ``call()`` (test_copy_only_in_the_running_pass_own_retrace) the
   depth counter already stops copying (it counts only the invoked pass's own
   ``call_submodule``: depth 0). Only a pass running another pass from inside its *retrace*
-  (from ``call_operator``) would need it; no ARM pass does. Kept.
-* ``_skip.graph_has_targets`` looking into submodules -- a graph module with any child is never a
-  fixed point (``is_fixed_point`` returns False first), so a skip never depends on it.
-* ``is_fixed_point``: "only call_function/output nodes" -- ``_names_canonical`` already returns
-  False for any other node kind (no canonical name for get_attr/call_module).
-* ``is_fixed_point``: input count == recorded input count -- with a valid signature the node's
-  args are the Nodes of its creation; the only Node inputs that were not ProxyValues then are
-  get_attr nodes, already excluded above.
-* ``_skip_reason``: "ExportPass only" -- ``_make_ctx`` gives any other pass NO_ANNOTATION
-  (skip_sound False), so the skip decision never sees a skip-sound annotation for one.
+  (from ``call_operator``) would need it; no ARM pass does, a user's pass may.
 * ``single = True`` (val + ``tensor_meta = None`` written directly) is no rule but a shortcut of
   ``tracer.set_metadata``, which writes the same for a single FakeTensor.
 * ``_PendingPythonCode`` materializing the module (vs. ``graph.python_code()`` directly): codegen
   is a pure function of the graph, both give the same source; only the pending flag differs.
-* ``__reduce_package__`` generating pending code first: torch.package rebuilds the module from
-  the source it saves, which ``self.code`` (the lazy ``__getattr__``) generates anyway.
-* ``_provenance``: deep copy of a non-list ``from_node`` -- the only non-list value is None.
+* ``_provenance``: deep copy of a non-list ``from_node`` -- that branch is stock's own body (the
+  only non-list value is None).
 * ``_sig.clear()`` on disable is hygiene (no residue), not a safety condition: signatures are
   weak-keyed by node and re-validated by identity at every use.
 
