@@ -197,7 +197,14 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
 
 
 def draw_graphs(count: int, seed: int, max_ops: int = 12) -> list:
-    """`count` distinct random graphs, the same ones for the same seed (for `run --random`)."""
+    """`count` distinct random graphs, the same ones for the same seed (for `run --random`).
+
+    Hypothesis starts every search with the simplest graph it can draw (one op, the first of
+    the vocabulary), whatever the seed; taking the first `count` draws gave `--random 1` the
+    same graph for every seed.  So a pool of distinct draws is collected and `count` of them
+    are chosen with `random.Random(seed)`, in the order they were drawn."""
+    import random
+
     from hypothesis import HealthCheck, Phase, given
     from hypothesis import seed as hypothesis_seed
     from hypothesis import settings as hypothesis_settings
@@ -211,8 +218,9 @@ def draw_graphs(count: int, seed: int, max_ops: int = 12) -> list:
                          suppress_health_check=list(HealthCheck), derandomize=False)
     @given(graphs(max_ops=max_ops))
     def collect(spec):
-        if len(drawn) < count:
-            drawn.setdefault(spec.fingerprint(), spec)
+        drawn.setdefault(spec.fingerprint(), spec)
 
     collect()
-    return list(drawn.values())
+    pool = list(drawn.values())
+    chosen = sorted(random.Random(seed).sample(range(len(pool)), min(count, len(pool))))
+    return [pool[i] for i in chosen]
