@@ -72,22 +72,83 @@ def _exercised_before() -> frozenset[str]:
 
 
 EXERCISED_BEFORE = _exercised_before()
-# One Hypothesis test runs in one xdist worker; shards let one target use every core. Shards
-# draw different graphs only when the profile is not derandomized (`fuzz`), so the
-# derandomized `ci` profile keeps one. All share one example database key: a saved failure
-# replays first in every shard and target.
+# One Hypothesis test runs in one xdist worker; shards let one target use every core, and each
+# shard aims its focused graphs at its own share of the target's routes (verify.fuzz.focus_routes:
+# a small share is held almost whole by every focused graph, so each route is drawn often in one
+# campaign).  Shards draw different graphs only when the profile is not derandomized (`fuzz`),
+# so the derandomized `ci` profile keeps one.  All share one example database key: a saved
+# failure replays first in every shard and target.
 SHARDS = int(os.environ.get("FASTPASS_FUZZ_SHARDS", str(os.cpu_count() or 1) if FUZZING else "1"))
+# A float target (tosa-fp) gets twice the shards: its graph costs about half an INT graph (no
+# quantization; measured: 3-10 s against 9-17 s for 1-4 ops) and only it presents the passes the
+# quantizer runs first on INT targets, so its routes are the ones no other target backs up.
+# (The default tests' smoke run keeps one shard per target.)
+FLOAT_SHARD_FACTOR = 2 if FUZZING else 1
+
+
+def shards_of(target: str) -> int:
+    from verify.lowering.targets import get_target
+
+    return SHARDS * (1 if get_target(target).quantized else FLOAT_SHARD_FACTOR)
+
+
+CELLS = [(target, shard, shards_of(target)) for target in TARGETS for shard in range(shards_of(target))]
 # FASTPASS_FUZZ_SEED=S makes a campaign repeatable, with a distinct seed per target and shard
 # (pytest's --hypothesis-seed would give every shard the same graphs).
 SEED = os.environ.get("FASTPASS_FUZZ_SEED")
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("shard", range(SHARDS), ids=lambda k: f"shard{k}")
-@pytest.mark.parametrize("target", TARGETS)
-def test_random_graphs_lower_identically(target, shard):
+@pytest.mark.parametrize("target,shard,shards", CELLS, ids=[f"{t}-shard{k}of{n}" for t, k, n in CELLS])
+def test_random_graphs_lower_identically(target, shard, shards):
     fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}",
-         exercised=EXERCISED_BEFORE)
+         exercised=EXERCISED_BEFORE, shard=shard, shards=shards)
+
+
+def test_shards_share_the_routes_of_a_target_between_them():
+    """Every route of a target is some shard's focus, no two shards aim at the same route, and a
+    shard's focused graphs hold only its own share's route ops (besides the ops every graph may
+    draw as context)."""
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+
+    from generators.random import ops_in_vocabulary, route_share
+    from generators.random.reach import routes_on
+    from verify.fuzz import focus_routes
+    from verify.fuzz_coverage import ops_acted_on
+
+    for target, float_target in (("tosa-int", False), ("tosa-fp", True)):
+        every = {tuple(r) for r in routes_on(target, ops_acted_on(), ops_in_vocabulary(float_target)).values()}
+        shares = [focus_routes(target, shard=k, shards=5) for k in range(5)]
+        assert set().union(*map(set, shares)) == every and sum(map(len, shares)) == len(every)
+        assert all(shares) and len({tuple(s) for s in shares}) == 5
+        assert max(map(len, shares)) - min(map(len, shares)) <= 1
+        assert focus_routes(target) == sorted(every)  # one shard: all of them
+    assert ("addmm",) in focus_routes("tosa-fp")  # linear never presents addmm (reach.NOT_PRESENTING)
+    # more shards than routes: each still aims at one, and together at all of them
+    few = [("acosh",), ("cosh",)]
+    assert [route_share(few, k, 3) for k in range(3)] == [[("acosh",)], [("cosh",)], [("acosh",)]]
+    with pytest.raises(ValueError, match="need 0 <= shard < shards"):
+        route_share(few, 3, 3)
+
+    share = focus_routes("tosa-fp", shard=1, shards=20)
+    held = []
+
+    @hsettings(max_examples=30, derandomize=True, database=None, deadline=None, phases=[Phase.generate],
+               suppress_health_check=list(HealthCheck))
+    @given(fuzz_graphs_of("tosa-fp", 1, 20))
+    def collect(spec):
+        held.append({op for op in spec.op_names() if any(op in r for r in share)})
+
+    collect()
+    assert sum(len(h) >= 2 for h in held) >= 5  # focused graphs hold several routes of the share at once
+    assert all(any(set(r) & h for h in held) for r in share)  # and every route of it is drawn
+
+
+def fuzz_graphs_of(target, shard, shards):
+    from verify.fuzz import fuzz_graphs
+
+    return fuzz_graphs(target, 6, shard=shard, shards=shards)
 
 
 def wrong_annotation(pass_cls, ops):

@@ -125,19 +125,32 @@ def replay(saved: Reproducer) -> Replayed:
 
 # ---- the fuzz property -----------------------------------------------------------------------
 
-def fuzz_graphs(target: str, max_ops: int = 12, exercised: frozenset[str] = frozenset()):
+def fuzz_graphs(target: str, max_ops: int = 12, exercised: frozenset[str] = frozenset(), shard: int = 0,
+                shards: int = 1):
     """The graphs a fuzz test draws on `target`: a third unrestricted, the rest toward annotated
     passes reachable on `target` (their routes, generators.random.reach), so that a pass only one
     vocabulary op reaches is exercised in a campaign of hundreds of graphs, not thousands.
-    Passes in `exercised` (an earlier campaign's, `exercised_in`) get no focused graphs: a
-    campaign continued spends its graphs on the passes still missing."""
-    from generators.random import graphs_toward, ops_in_vocabulary
+    Shard `shard` of `shards` aims its focused graphs at its own share of the routes
+    (`focus_routes`); its plain graphs stay unrestricted.  Passes in `exercised` (an earlier
+    campaign's, `exercised_in`) get no focused graphs: a campaign continued spends its graphs on
+    the passes still missing."""
+    from generators.random import graphs_toward
+
+    return graphs_toward(focus_routes(target, exercised, shard, shards), max_ops=max_ops,
+                         float_target=not get_target(target).quantized)
+
+
+def focus_routes(target: str, exercised: frozenset[str] = frozenset(), shard: int = 0,
+                 shards: int = 1) -> list[tuple[str, ...]]:
+    """The routes shard `shard` of `shards` on `target` draws its focused graphs toward: the
+    routes of the passes reachable there and not in `exercised`, dealt to the shards by
+    `generators.random.route_share` (disjoint shares; all shards together: every route)."""
+    from generators.random import ops_in_vocabulary, route_share
     from generators.random.reach import routes_on
 
     float_target = not get_target(target).quantized  # may draw ops only quantization crashes on
     routes = routes_on(target, ops_acted_on(), ops_in_vocabulary(float_target))
-    return graphs_toward([r for name, r in routes.items() if name not in exercised], max_ops=max_ops,
-                         float_target=float_target)
+    return route_share([r for name, r in routes.items() if name not in exercised], shard, shards, float_target)
 
 
 def exercised_in(folder: Path) -> frozenset[str]:
@@ -151,13 +164,15 @@ def exercised_in(folder: Path) -> frozenset[str]:
 
 
 def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, ...] = (),
-         settings=None, seed: str | None = None, exercised: frozenset[str] = frozenset()) -> None:
+         settings=None, seed: str | None = None, exercised: frozenset[str] = frozenset(), shard: int = 0,
+         shards: int = 1) -> None:
     """Hypothesis over random graphs: every graph must lower identically in both modes.
 
     On failure Hypothesis shrinks the graph; the last failing graph it tries is the minimal
     one, and that one is saved as a runnable reproducer named in the assertion message.
     `seed` pins the draw (Hypothesis's @seed), e.g. to give parallel shards distinct graphs.
-    `exercised`: passes whose routes get no focused graphs (`fuzz_graphs`).
+    `exercised`: passes whose routes get no focused graphs; `shard` of `shards`: which share of
+    the routes the focused graphs aim at (`fuzz_graphs`).
     """
     from hypothesis import given
     from hypothesis import seed as hypothesis_seed
@@ -179,7 +194,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
         del verdict
         freeze_long_lived_heap()  # once, after the first graph: every import is done by now
 
-    test = given(fuzz_graphs(target, max_ops, exercised))(prop)
+    test = given(fuzz_graphs(target, max_ops, exercised, shard, shards))(prop)
     if settings is not None:
         test = settings(test)
     if seed is not None:

@@ -5,6 +5,7 @@ Public surface::
     GraphSpec, OpRecord             # frozen JSON-able DAG description; .build(), .to_python()
     graphs(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> GraphSpec
     graphs_toward(routes, max_ops)  # the same, most of them holding some of `routes` (reach.py)
+    route_share(routes, shard, shards)  # the routes one shard of a campaign aims at
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
     check_buildable(spec, ...)      # export/quantize/lower, raising GeneratorBug
@@ -13,7 +14,7 @@ Public surface::
 
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
-from ._strategy import GeneratorBug, graphs, graphs_toward, interpret, models, ops_in_vocabulary
+from ._strategy import GeneratorBug, graphs, graphs_toward, interpret, models, ops_in_vocabulary, route_share
 
 __all__ = [
     "GeneratorBug",
@@ -25,4 +26,5 @@ __all__ = [
     "interpret",
     "models",
     "ops_in_vocabulary",
+    "route_share",
 ]

@@ -158,24 +158,51 @@ def models(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
 
 
 _FOCUS_EXTRA = 6  # other vocabulary ops mixed into a focused graph: a context for the route ops
-_FOCUS_ROUTES = 3  # routes one focused graph may combine
+_FOCUS_ROUTES = 6  # routes one focused graph may combine (a shard's share is about that size)
+_KEEP_ODDS = 3  # a focused graph keeps each of them unless a draw in 0..3 is 0
+
+
+def _distinct_routes(routes, float_target: bool = False) -> list[tuple[str, ...]]:
+    """`routes` restricted to the ops a graph may draw, deduplicated, in a fixed (sorted) order."""
+    names = _check_ops(None)
+    routable = set(names) | (set(_ops.FLOAT_ONLY) if float_target else set())
+    return sorted({tuple(op for op in r if op in routable) for r in routes} - {()})
+
+
+def route_share(routes, shard: int = 0, shards: int = 1, float_target: bool = False) -> list[tuple[str, ...]]:
+    """The routes shard `shard` of `shards` focuses on: the distinct routes dealt round-robin in
+    sorted order, so the shares are disjoint, differ in size by one at most, and together hold
+    every route (with more shards than routes, shard k takes route k mod their number).
+
+    Why: each shard draws the same number of graphs, and a focused graph holds up to
+    ``_FOCUS_ROUTES`` routes; a share about that small is held almost whole by every focused graph
+    of its shard, so that a route of one rare op is drawn in most of them, not once in dozens.  A fixed partition, not one that
+    follows what the campaign has seen: the strategy stays stateless and a failure replays."""
+    if shards < 1 or not 0 <= shard < shards:
+        raise ValueError(f"need 0 <= shard < shards, got shard {shard} of {shards}")
+    distinct = _distinct_routes(routes, float_target)
+    if not distinct:
+        return []
+    if shards > len(distinct):
+        return [distinct[shard % len(distinct)]]
+    return distinct[shard::shards]
 
 
 def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: bool = False):
     """Graphs in which some of ``routes`` (vocabulary-op tuples, one per pass to reach) are drawn:
-    a third of the draws are plain ``graphs(...)``, two thirds pick one to three routes uniformly
-    and draw a graph holding one op of each, mixed with more of their ops and up to six other
-    ops (so that the route ops are not the whole graph: fastpass then has cold nodes to copy
+    some draws are plain ``graphs(...)``, most take up to six routes in a row (of the sorted
+    routes, from a drawn start), keep each with odds 3 in 4, and draw a graph holding one op of
+    each, mixed with more of their ops and up to six other ops (so that the route ops are not the whole graph: fastpass then has cold nodes to copy
     around the pass's rewrite).
 
     Uniform over distinct routes rather than over ops: a pass whose op only one vocabulary op
     presents (acosh, index_put, unfold) gets as many graphs as one that forty ops reach, where
     plain draws over the whole vocabulary would give it one graph in dozens.  Shrinking heads to
     one route and no extra op.  ``float_target``: routes may hold the ``_ops.FLOAT_ONLY`` ops.
+    A campaign split into shards passes each shard its ``route_share``.
     """
     names = _check_ops(None)
-    routable = names + sorted(_ops.FLOAT_ONLY) if float_target else names  # focused graphs only
-    distinct = sorted({tuple(op for op in r if op in routable) for r in routes} - {()})
+    distinct = _distinct_routes(routes, float_target)
     plain = graphs(1, max_ops, max_inputs=max_inputs)
     if not distinct:
         return plain
@@ -183,8 +210,13 @@ def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: 
 
     @st.composite
     def focused(draw):
-        chosen = draw(st.lists(st.sampled_from(distinct), min_size=1, max_size=min(_FOCUS_ROUTES, max_ops),
-                               unique=True))
+        # up to _FOCUS_ROUTES routes in a row from a drawn start, each kept unless its draw is 0:
+        # a focused graph holds most of a shard's small share (one draw per route: Hypothesis's
+        # choice of one element among many is skewed toward the first ones); shrinking heads to
+        # the first route alone
+        start = draw(st.integers(0, len(distinct) - 1))
+        ring = (distinct[start:] + distinct[:start])[:_FOCUS_ROUTES]
+        chosen = ([r for r in ring if draw(st.integers(0, _KEEP_ODDS))] or ring[:1])[:max_ops]
         core = list(dict.fromkeys(op for r in chosen for op in r))
         extra = draw(st.lists(st.sampled_from([op for op in names if op not in core]), max_size=_FOCUS_EXTRA,
                               unique=True))
