@@ -1,7 +1,7 @@
-"""`verify gate` runs each pass's check in a worker (verify.gate.workers, started by
-verify.launcher), -j N at a time: a worker that crashes, hangs past --pass-timeout or is stopped
-by Ctrl-C costs that pass an `error` verdict (or, when stopped, its place in an incomplete
-report), never the run; the verdicts do not depend on N.
+"""`verify gate` runs each pass's check, and each stage search of a registry run, in a worker
+(verify.gate.workers, started by verify.launcher), -j N at a time: a worker that crashes, hangs
+past --pass-timeout or is stopped by Ctrl-C costs that pass (or stage) an `error` verdict (or,
+when stopped, its place in an incomplete report), never the run; the verdicts do not depend on N.
 
 Faults are injected through the worker's one test-only fault point (VERIFY_GATE_WORKER_FAULT,
 see verify/gate/worker.py), read in the worker process: the gate under test runs unchanged.
@@ -173,7 +173,8 @@ def test_ctrl_c_kills_the_workers_and_writes_what_finished(tmp_path):
 
 
 def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
-    """The registry run's stage searches run in the gate process: once the run is stopped
+    """With gate_registry's default runner the stage searches run in this process (the CLI's run
+    each in a worker: see the tests below); once the run is stopped
     (verify.launcher.stop_all, what SIGINT/SIGTERM call under stop_on_signals) no further graph
     is lowered, the top-up and later stages are skipped, and the evidence gathered is returned.
     The stop is triggered by the search's own progress record of its first graph."""
@@ -215,3 +216,204 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     assert v.stage == "edge-fp"  # the second stage never started
     assert v.evidence[Feature.COPY].examples == 1
     assert time.monotonic() - started < 120
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry run's stage searches in workers (verify.gate.workers.registry_runner)
+
+SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
+MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
+
+
+def _stage_verdict(stage: str, verdict: GateVerdict = GateVerdict.SOUND, *, examples: int, acted: int,
+                   reproducers: dict | None = None, reason: str = "") -> PassVerdict:
+    copy = Evidence(Feature.COPY, examples=examples, examples_invoked=examples, invocations=examples,
+                    examples_with_action=acted, copied_nodes=2 * acted, ops_maybe_copied={"aten.abs.default": acted})
+    return PassVerdict("m.P", "P", "m:P", verdict, reason, "pipeline" if verdict.fails else "batch", stage,
+                       annotation={"targeted_ops": ["aten.sign.default"]}, reproducers=dict(reproducers or {}),
+                       examples=examples, evidence={Feature.COPY: copy},
+                       modes={"copy": {"diverged": True}} if verdict.fails else {}, seconds=1.0)
+
+
+def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
+    """Each stage searches apart (in its worker); per pass, verdict.merge_stages sums the
+    evidence, keeps every reproducer, lists the stages in stage order, and a failing verdict in
+    any stage wins over sound evidence elsewhere (the first in stage order)."""
+    from verify.gate.verdict import merge_stages
+
+    sound = _stage_verdict("edge-fp", examples=3, acted=2)
+    unsound = _stage_verdict("quantized", GateVerdict.UNSOUND_COPY, examples=2, acted=1,
+                             reproducers={"unsound-copy": "/r/P-unsound-copy-quantized.py"},
+                             reason="unsound-copy at P: graph differs")
+    later = _stage_verdict("ethos-u55", GateVerdict.ERROR, examples=1, acted=0,
+                           reproducers={"unsound-copy": "/r/P-unsound-copy-ethos-u55.py"}, reason="only with others")
+    merged = merge_stages([sound, unsound, later])
+    merged.judge(1)  # evidence enough for sound: judging must not undo the unsound verdict
+    assert merged.verdict is GateVerdict.UNSOUND_COPY
+    assert merged.reason.startswith("unsound-copy at P: graph differs") and "also error on ethos-u55" in merged.reason
+    assert merged.stage == "edge-fp,quantized,ethos-u55" and merged.how == "pipeline"
+    assert merged.reproducers == {"unsound-copy": "/r/P-unsound-copy-quantized.py",
+                                  "unsound-copy:ethos-u55": "/r/P-unsound-copy-ethos-u55.py"}
+    copy = merged.evidence[Feature.COPY]
+    assert (copy.examples, copy.examples_with_action, copy.copied_nodes) == (6, 3, 6)
+    assert copy.ops_maybe_copied == {"aten.abs.default": 3} and merged.examples == 6 and merged.seconds == 3.0
+    assert merged.modes == {"copy": {"diverged": True}}
+    # sound in both stages: the summed evidence decides (neither stage alone has 3 examples)
+    both = merge_stages([_stage_verdict("edge-fp", examples=2, acted=2), _stage_verdict("quantized", examples=2,
+                                                                                         acted=1)])
+    both.judge(3)
+    assert both.verdict is GateVerdict.SOUND and both.examples_with_evidence == 3 and both.stage == "edge-fp,quantized"
+    short = merge_stages([_stage_verdict("edge-fp", examples=2, acted=2), _stage_verdict("quantized", examples=2,
+                                                                                          acted=1)])
+    short.judge(4)
+    assert short.verdict is GateVerdict.UNEXERCISED and "copy: 3 of 4 examples" in short.reason
+    # the inputs are not changed by the merge
+    assert sound.evidence[Feature.COPY].examples == 3 and sound.stage == "edge-fp"
+
+
+def test_stage_results_merge_in_stage_order_whatever_order_they_finished_in():
+    from verify.gate import run
+
+    classes = {"m.P": object}
+    stage_error = PassVerdict("<worker-crash>", "worker crash", "-", GateVerdict.ERROR, "<worker-crash: exit 3>",
+                              "batch", "quantized")
+    results = [run.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
+               run.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
+    merged = run.merge_stage_results(classes, results)
+    assert list(merged) == ["m.P", "<worker-crash:quantized>"]
+    assert merged["m.P"].stage == "edge-fp" and merged["<worker-crash:quantized>"] is stage_error
+
+
+def test_stage_seeds_and_budgets_do_not_depend_on_the_other_stages():
+    from verify.gate import run
+
+    assert run.stage_seed(7, "quantized") == run.stage_seed(7, "quantized") != run.stage_seed(7, "edge-fp")
+    assert run.stage_seed(None, "edge-fp") is None
+    # --max-seconds 3600 less the direct runs' sixth: 4 stages in 2 rounds at -j 2, 4 at -j 1
+    assert run.stage_shares(3600, 600, 4, 2) == 1500
+    assert run.stage_shares(3600, 600, 4, 1) == 750
+    assert run.stage_shares(3600, 0, 1, 2) == 3600 and run.stage_shares(None, 0, 4, 2) is None
+
+
+def _registry_in_workers(tmp_path: Path, jobs: int, stages: list[str], stage_timeout: float | None = None):
+    """Two registry passes, 2 graphs per stage, each stage's search in a worker (`jobs` at once)."""
+    from verify.gate import check
+    from verify.gate import passes as gp
+    from verify.gate import run
+    from verify.gate.workers import SearchSettings, registry_runner
+
+    with check.quiet():
+        registry = gp.annotated_passes()
+    classes = {SIGN: registry[SIGN], MINMAX: registry[MINMAX]}
+    settings = SearchSettings(0, tmp_path, 3, 2, 15.0, ("sign", "amax"), 1)
+    runner = registry_runner(classes, settings, parallel=jobs, pass_timeout=600, stage_timeout=stage_timeout)
+    return run.gate_registry(classes, 2, stages, tmp_path, seed=3, max_ops=2, shrink_seconds=15,
+                             ops=["sign", "amax"], direct_examples=0, min_evidence=1, top_up=0,
+                             parallel=jobs, runner=runner)
+
+
+def _summary(verdicts: list[PassVerdict]) -> list:
+    return [(v.qualname, v.verdict.value, v.stage, v.examples, {f.value: e.to_json() for f, e in v.evidence.items()})
+            for v in verdicts]
+
+
+def test_stage_searches_in_workers_give_the_same_verdicts_whatever_the_number_of_workers(tmp_path, caplog):
+    """Each stage's search in a worker of its own, -j 1 and -j 2 (fixed seed, per-stage seeds,
+    pinned hash seed): the same verdicts, evidence and order; every pass's evidence is the sum
+    over both stages; the workers' progress lines reach this process's logging."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    one = _registry_in_workers(tmp_path / "j1", 1, ["edge-fp", "quantized"])
+    two = _registry_in_workers(tmp_path / "j2", 2, ["edge-fp", "quantized"])
+    assert _summary(one) == _summary(two)
+    assert [v.qualname for v in one] == [SIGN, MINMAX]
+    for v in one:
+        assert v.stage == "edge-fp,quantized" and v.examples == 4, (v.name, v.stage, v.examples)
+        assert all(e.examples == 4 for e in v.evidence.values())
+        assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED), (v.name, v.verdict, v.reason)
+    assert "[edge-fp] graph 1/2" in caplog.text and "[quantized] graph 2/2" in caplog.text
+    assert "stage quantized: 2 pass(es) searched" in caplog.text  # the finished stage's line
+    assert (tmp_path / "j2" / "workers" / "000-stage-edge-fp.result.json").is_file()
+
+
+def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_stand(tmp_path, monkeypatch):
+    """The quantized stage's worker crashes (exit 3, injected): an error entry names the stage and
+    the crash, the passes keep edge-fp's evidence (and list that stage only). A hung stage
+    worker is killed at its timeout: `<worker-timeout:STAGE>`."""
+    monkeypatch.setenv(FAULT_VARIABLE, "quantized:exit")
+    verdicts = {v.qualname: v for v in _registry_in_workers(tmp_path / "crash", 2, ["edge-fp", "quantized"])}
+    crash = verdicts["<worker-crash>"]
+    assert crash.verdict is GateVerdict.ERROR and crash.stage == "quantized" and crash.verdict.fails
+    assert crash.reason.startswith(f"<worker-crash: exit {FAULT_EXIT_STATUS}>"), crash.reason
+    assert "injected fault 'exit' for quantized" in crash.reason and "gave no evidence for its 2 pass(es)" in crash.reason
+    for qn in (SIGN, MINMAX):
+        assert verdicts[qn].stage == "edge-fp" and verdicts[qn].examples == 2, verdicts[qn]
+        assert all(e.examples == 2 for e in verdicts[qn].evidence.values())
+    assert list(verdicts) == [SIGN, MINMAX, "<worker-crash>"]
+
+    monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
+    started = time.monotonic()
+    (*passes, hung) = _registry_in_workers(tmp_path / "hang", 1, ["edge-fp"], stage_timeout=4)
+    assert hung.qualname == "<worker-timeout>" and hung.verdict is GateVerdict.ERROR, hung
+    assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
+    assert all(v.verdict is GateVerdict.UNEXERCISED and v.examples == 0 for v in passes), passes
+    assert time.monotonic() - started < 60
+    assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
+
+
+def test_a_stop_kills_the_stage_workers_and_keeps_the_finished_stages_verdicts(tmp_path, caplog):
+    """-j 1: edge-fp's search finishes, then quantized's starts; its first graph's progress record
+    (relayed from its worker) stops the run (verify.launcher.stop_all, what SIGINT/SIGTERM call
+    under stop_on_signals): the quantized worker's group is killed, and the verdicts returned
+    rest on edge-fp's search alone."""
+    import logging
+
+    from verify.launcher import reset_after_stop, stop_all, stop_signal
+
+    class StopAtQuantizedGraph(logging.Handler):
+        def emit(self, record):
+            if "[quantized] graph 1/" in record.getMessage():
+                stop_all(signal.SIGINT)
+
+    caplog.set_level(logging.INFO)  # the workers log (and relay) progress at the gate's own level
+    handler = StopAtQuantizedGraph()
+    logger = logging.getLogger("verify.gate.run")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        verdicts = _registry_in_workers(tmp_path, 1, ["edge-fp", "quantized"])
+        assert stop_signal() == signal.SIGINT
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        reset_after_stop()
+    assert [v.qualname for v in verdicts] == [SIGN, MINMAX]  # no error entry: a stop is not a crash
+    for v in verdicts:
+        assert v.stage == "edge-fp" and v.examples == 2, (v.name, v.stage, v.examples)
+    assert not (tmp_path / "workers" / "001-stage-quantized.result.json").exists()
+    assert not processes_mentioning(str(tmp_path / "workers")), "a stage worker outlived the stop"
+
+
+def test_the_cli_registry_run_searches_its_stages_in_workers(tmp_path):
+    """`verify gate` without --pass, on a registry cut down to two passes (the one change made to
+    the gate process under test): the stage's search runs in a worker, its verdicts come back as
+    JSON into the reports, with its progress lines and its finished line on the terminal."""
+    script = (
+        "import sys\n"
+        "from verify.gate import passes as gp\n"
+        "full = gp.annotated_passes\n"
+        f"gp.annotated_passes = lambda: {{qn: c for qn, c in full().items() if qn in ({SIGN!r}, {MINMAX!r})}}\n"
+        "from verify.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n")
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-c", script, "gate", "--stage", "edge-fp", "--examples", "2",
+                           "--top-up", "0", "--direct-examples", "0", "--ops", "sign,amax", "--max-ops", "2",
+                           "--min-evidence", "1", "--seed", "3", "-j", "2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    document = report(out / "gate.json")
+    assert [(p["qualname"], p["stage"], p["how"], p["examples"]) for p in document["passes"]] == [
+        (SIGN, "edge-fp", "batch", 2), (MINMAX, "edge-fp", "batch", 2)]
+    assert (out / "workers" / "000-stage-edge-fp.result.json").is_file()
+    assert "[edge-fp] graph 2/2" in proc.stderr and "gate: [1/1] stage edge-fp: 2 pass(es) searched" in proc.stderr

@@ -10,9 +10,9 @@ pass is unsound or errored (sound, unexercised and untested passes are listed), 
 2 for bad usage (bad pass references included, before any work), 128 + the signal when stopped
 by SIGINT/SIGTERM (the verdicts finished by then are still written).
 
-Each `--pass` check, and each direct check of a registry run, runs in a worker process
-(verify.gate.workers), `-j N` at a time; the registry run's per-stage searches, which check
-every pass at once, run in this process.
+Each `--pass` check, and in a registry run each stage's search (which checks every pass the
+stage's pipeline invokes at once) and each direct check, runs in a worker process
+(verify.gate.workers), `-j N` at a time in one pool: stages first, then the direct checks.
 """
 
 from __future__ import annotations
@@ -74,15 +74,21 @@ def add_parsers(sub) -> None:
                       help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
                            "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
     gate.add_argument("--max-seconds", type=float, default=None, metavar="S",
-                      help="time budget of the whole run: a registry run shares it by the stages (a sixth "
-                           "kept for direct runs), graphs past it are not drawn; passes whose check has not "
-                           "started by then are reported unexercised, not run (default: none)")
+                      help="time budget of the whole run. A registry run keeps a sixth for the direct "
+                           "runs; the stage searches run -j at a time, so each gets the rest divided by "
+                           "the rounds of -j searches (4 stages, -j 2: half of it each; -j 1: a quarter), "
+                           "counted from its own start and never past the direct runs' sixth; graphs past "
+                           "it are not drawn; passes whose check has not started by then are reported "
+                           "unexercised, not run (default: none)")
     gate.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
-                      help="pass checks run at once, each in a worker process (--pass passes, and the "
-                           "registry run's direct passes); default: 2 or the CPU count, if smaller")
+                      help="workers at once: --pass checks, or a registry run's stage searches and then "
+                           "its direct checks, each in a worker process; default: 2 or the CPU count, "
+                           "if smaller")
     gate.add_argument("--pass-timeout", type=float, default=None, metavar="S",
-                      help="a pass check's worker still running after S seconds is killed and the pass "
-                           "gets an error verdict (<worker-timeout>); default: 1800")
+                      help="a worker still running after S seconds is killed: its pass gets an error "
+                           "verdict (<worker-timeout>), or a registry stage an error entry "
+                           "(<worker-timeout:STAGE>) and no evidence; default: 1800 for a pass check, "
+                           "7200 for a stage search (a hang guard: bound a run with --max-seconds)")
     gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
                       help="registry run: time budget of the top-up per stage (default %(default)s)")
     gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
@@ -137,13 +143,14 @@ def _ops(text):
 
 def _gate(args, explicit, out: Path, deadline: float | None):
     """Gate the explicit passes, or the registry (all, or what changed): verdicts, or None after a
-    usage error. Each pass's own check runs in a worker (verify.gate.workers, `args.jobs` at a
-    time); the registry run's stage searches run here, after freezing the process's long-lived
-    heap once the pipelines are known (see verify.lowering.heap; cmd_gate releases it)."""
+    usage error. Each pass's own check, and each stage search of a registry run, runs in a
+    worker (verify.gate.workers, `args.jobs` at a time); this process only lowers each stage's
+    pipeline once to learn which passes it invokes, then freezes its long-lived heap (see
+    verify.lowering.heap; cmd_gate releases it)."""
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
-    from verify.gate.workers import PassJob, SearchSettings
+    from verify.gate.workers import PassJob, SearchSettings, registry_runner
 
     ops = _ops(args.ops)
     settings = SearchSettings(args.examples, out, args.seed, args.max_ops, args.shrink_seconds,
@@ -180,29 +187,28 @@ def _gate(args, explicit, out: Path, deadline: float | None):
     stages = list(dict.fromkeys(args.stage)) if args.stage else list(DEFAULT_STAGES)
     print(f"verify gate: {len(classes)} annotated pass(es), stages {', '.join(stages)}, "
           f"{args.examples} graph(s) per stage, sound needs {args.min_evidence} example(s) of evidence, "
-          f"direct checks {args.jobs} worker(s) at a time, artifacts in {out}", file=sys.stderr, flush=True)
+          f"stage searches and direct checks {args.jobs} worker(s) at a time, artifacts in {out}",
+          file=sys.stderr, flush=True)
     if not classes:
         return []
     _warm_up(stages)
     direct_settings = SearchSettings(args.direct_examples, out, args.seed, args.max_ops, args.shrink_seconds,
                                      settings.ops, args.min_evidence)
 
-    def run_direct(items, stage, run_deadline):
-        jobs = [PassJob(cls, f"{cls.__module__}:{cls.__qualname__}", stage, "direct") for _qn, cls in items]
-        verdicts = _in_workers(jobs, direct_settings, args, run_deadline, "direct ", keep_not_started=False)
-        return {v.qualname: v for v in verdicts}
-
     return run.gate_registry(classes, args.examples, stages, out, args.seed, args.max_ops,
                              args.shrink_seconds, ops=ops, min_evidence=args.min_evidence,
                              top_up=args.top_up, top_up_seconds=args.top_up_seconds,
                              direct_examples=args.direct_examples, max_seconds=args.max_seconds,
-                             run_direct=run_direct)
+                             parallel=args.jobs,
+                             runner=registry_runner(classes, direct_settings, parallel=args.jobs,
+                                                    pass_timeout=args.pass_timeout,
+                                                    stage_timeout=args.stage_timeout))
 
 
-def _in_workers(jobs, settings, args, deadline: float | None, what: str, keep_not_started: bool = True):
+def _in_workers(jobs, settings, args, deadline: float | None, what: str):
     """The verdicts of `jobs` checked in workers, in the order of `jobs`: each finished check's
-    verdict; a check not started by `deadline` is `unexercised` (with `keep_not_started`), one
-    the stop cut short is left out (the run reports that it was stopped)."""
+    verdict; a check not started by `deadline` is `unexercised`, one the stop cut short is left
+    out (the run reports that it was stopped)."""
     from verify.gate import run
     from verify.gate.workers import Ending, gate_in_workers
 
@@ -213,7 +219,7 @@ def _in_workers(jobs, settings, args, deadline: float | None, what: str, keep_no
                                   deadline=deadline):
         if result.ending is Ending.FINISHED:
             verdicts.append(result.verdict)
-        elif result.ending is Ending.NOT_STARTED and keep_not_started:
+        elif result.ending is Ending.NOT_STARTED:
             v = run.make_verdict(result.job.cls, result.job.ref)
             v.stage, v.how = result.job.stage, result.job.how or ""
             v.verdict = GateVerdict.UNEXERCISED
@@ -234,7 +240,7 @@ def _warm_up(stages) -> None:
 def cmd_gate(args) -> int:
     from verify.gate import passes as gp
     from verify.gate import run
-    from verify.gate.workers import DEFAULT_PASS_TIMEOUT, default_parallel
+    from verify.gate.workers import DEFAULT_PASS_TIMEOUT, DEFAULT_STAGE_TIMEOUT, default_parallel
     from verify.launcher import stop_on_signals, stop_signal
 
     if args.examples is None:
@@ -253,6 +259,7 @@ def cmd_gate(args) -> int:
     if args.jobs < 1:
         print(f"verify gate: -j must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
+    args.stage_timeout = DEFAULT_STAGE_TIMEOUT if args.pass_timeout is None else args.pass_timeout
     if args.pass_timeout is None:
         args.pass_timeout = DEFAULT_PASS_TIMEOUT
     if args.pass_timeout <= 0:

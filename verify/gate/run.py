@@ -7,7 +7,9 @@ Two drivers:
 * `gate_pass`: one pass (`--pass`), one Hypothesis search per claimed feature (skip, copy),
   fastpass enabled for that pass only; pipeline mode if the stage's pipeline invokes the pass,
   else direct.
-* `gate_registry`: the whole registry. Per stage, one Hypothesis search whose every example
+* `gate_registry`: the whole registry. Per stage (`search_stage`; in the CLI each stage in a
+  worker of its own, -j N at a time, verdicts merged per pass by verdict.merge_stages), one
+  Hypothesis search whose every example
   lowers a graph stock and once with fastpass ("skip"+"copy") for *all* annotated passes still
   under test; the harness localises a divergence to the first pass whose output differs, the
   search shrinks the graph while it still diverges at that pass, the pass is then classified
@@ -23,13 +25,14 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import form_route, strategy_for
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
 from verify.report.verdict import Feature, GateVerdict, Verdict
 
 
@@ -108,12 +111,13 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 
 
 def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str, spec, outcome: check.Outcome,
-                     how: str, stage: str, exclude: list[str] | None = None) -> Path:
+                     how: str, stage: str, exclude: list[str] | None = None, per_stage: bool = False) -> Path:
     """Save the graph as a runnable reproducer (verify.report.reproducer's format): the pass and
     its annotation, the feature under test, the stage, how the pass ran, and for a registry run
-    the passes fastpass was not on for."""
+    the passes fastpass was not on for. `per_stage`: the stage is part of the file name (a
+    registry run's stages search at once, each may find the same pass unsound)."""
     verdict = GateVerdict(verdict).value
-    path = out / "reproducers" / f"{v.name}-{verdict}.py"
+    path = out / "reproducers" / (f"{v.name}-{verdict}-{stage}.py" if per_stage else f"{v.name}-{verdict}.py")
     manifest = Manifest(Producer.GATE, stage, check.MODE_FEATURES[mode], outcome.where,
                         f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
                         graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
@@ -287,8 +291,36 @@ def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = 
 
 _NOT_DRAWN = "not lowered: the time budget is spent, no pass under test lacks evidence, or the run was stopped"
 
-# (passes as (qualname, class), stage, run deadline) -> the verdicts of the passes it ran
-DirectRunner = Callable[[list[tuple[str, type]], str, "float | None"], dict[str, PassVerdict]]
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """One stage's search in a registry run: everything a stage worker needs besides the
+    settings every search shares (out, max_ops, shrink_seconds, ops, min_evidence)."""
+
+    stage: str
+    passes: tuple[str, ...]  # qualnames of the annotated passes its pipeline invokes, registry order
+    examples: int
+    top_up: int
+    top_up_seconds: float
+    seconds: float | None = None  # its share of --max-seconds, counted from the search's start
+    not_after: float | None = None  # time.monotonic() past which it lowers no graph (the direct reserve)
+    seed: int | None = None  # its own (stage_seed): not shared with, nor counted on from, other stages
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """What one stage's search gave: each pass's verdict for this stage alone (not judged), plus
+    the stage's own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`)."""
+
+    stage: str
+    verdicts: dict[str, PassVerdict]
+
+
+# (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
+# (the results of the stages searched, in any order; the verdicts of the direct passes checked)
+RegistryRunner = Callable[[list[StagePlan], list[tuple[str, type]], str, "float | None"],
+                          tuple[list[StageResult], dict[str, PassVerdict]]]
 
 
 def _stopped() -> bool:
@@ -299,8 +331,9 @@ def _stopped() -> bool:
 
 
 class _Registry:
-    """The whole-registry run's state: verdicts, which passes are still under test per stage,
-    and the evidence each has gathered so far."""
+    """One stage's search state in a registry run: verdicts, the passes taken out of the search
+    (found unsound, fastpass off for them), the evidence each has gathered so far, and the
+    search rounds (each round's Hypothesis seed is the stage's seed plus its number)."""
 
     def __init__(self, classes: dict[str, type], out: Path, seed: int | None, max_ops: int,
                  shrink_seconds: float, ops: list[str] | None, min_evidence: int) -> None:
@@ -389,7 +422,7 @@ class _Registry:
                 v = PassVerdict("<unattributed>", "unattributed", "-", GateVerdict.ERROR,
                                 f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
                 v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(
-                    self.out, v, GateVerdict.ERROR, "both", spec, outcome, "pipeline", stage))
+                    self.out, v, GateVerdict.ERROR, "both", spec, outcome, "pipeline", stage, per_stage=True))
                 self.verdicts[f"<unattributed:{stage}>"] = v
                 active.clear()
                 break
@@ -422,113 +455,191 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     return strategy_of
 
 
-def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
-                  max_ops: int = 4, shrink_seconds: float = 300.0, direct_examples: int = 3,
-                  ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
-                  top_up: int | None = None, top_up_seconds: float = 300.0,
-                  max_seconds: float | None = None, run_direct: DirectRunner | None = None) -> list[PassVerdict]:
-    """Gate every pass in `classes`: `examples` graphs per stage for all passes the stage's
-    pipeline invokes, then up to `top_up` graphs (default: `examples`) and `top_up_seconds` per
-    stage drawn for the passes still short of `min_evidence`; passes no stage invokes run
-    directly (`direct_examples` graphs per feature) or are `untested`. `max_seconds` bounds the
-    whole run: each stage gets an equal share of what is left (a sixth kept for the direct
-    runs); graphs past a deadline are not lowered, so a pass may end `unexercised`.
+def stage_seed(seed: int | None, stage: str) -> int | None:
+    """A stage's own Hypothesis seed: fixed by --seed and the stage alone, so a stage draws the same
+    graphs whichever stages run with it, in whichever order or worker (-j 1 and -j N alike).
+    Each search round within the stage adds its own number (1, 2, ...; below 1000), so edge-fp's
+    rounds draw as a one-stage run always did."""
+    return None if seed is None else seed + 1000 * check.STAGES.index(stage)
 
-    `run_direct(items, stage, deadline)` runs the direct passes (default: here, one by one; the
-    CLI's runs each in a worker, verify.gate.workers) and returns the verdicts of those it ran.
-    When the run is stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals),
-    no graph is lowered any more and the verdicts so far are returned, without the passes no
-    graph was lowered for and the direct ones that did not finish."""
+
+def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: int = 4,
+                 shrink_seconds: float = 300.0, ops: list[str] | None = None,
+                 min_evidence: int = DEFAULT_MIN_EVIDENCE) -> dict[str, PassVerdict]:
+    """One stage's search of a registry run (in a stage worker, or in this process): `plan.examples`
+    graphs for every pass in `classes` (the passes the stage's pipeline invokes) at once, then
+    the top-up for those still short of `min_evidence`. Returns each pass's verdict for this stage
+    alone (not judged: evidence is summed over the stages first, see verdict.merge_stages), plus
+    entries for what the stage could not pin on a pass (`<search-error:STAGE...>`,
+    `<unattributed:STAGE>`). `plan.seconds` counts from this call; `plan.not_after` caps it."""
     from fastpass.annotations import lookup
 
     from verify.gate.graphs import vocabulary_split
 
-    reg = _Registry(classes, out, seed, max_ops, shrink_seconds, ops, min_evidence)
+    stage = plan.stage
+    reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence)
+    active = set(classes)
+    for v in reg.verdicts.values():
+        v.how, v.stage = "batch", stage
+    biasable = {qn for qn, cls in classes.items()
+                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops)}
+    now = time.monotonic()
+    stage_deadline = main_deadline = None
+    if plan.seconds is not None:
+        stage_deadline = now + plan.seconds
+        main_deadline = now + (plan.seconds * 0.6 if plan.top_up > 0 else plan.seconds)
+    if plan.not_after is not None:
+        stage_deadline = min(stage_deadline or plan.not_after, plan.not_after)
+        main_deadline = min(main_deadline or plan.not_after, plan.not_after)
+    target = check.target_for(stage)
+    _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
+         f"{plan.examples} graph(s), then up to {plan.top_up} for passes short of {min_evidence} examples "
+         f"of evidence" + (f"; {stage_deadline - now:.0f} s for the stage" if stage_deadline else ""))
+    stage_start = time.perf_counter()
+    done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), plan.examples, "",
+                      deadline=main_deadline)
+    short = {qn for qn in active if reg.lacking(qn)}
+    _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
+         f"{len(short)} pass(es) short of evidence")
+
+    # Top-up: the passes still short whose graphs can be biased (a vocabulary op yields one of
+    # their targeted ops, or they lack skip evidence: graphs without them always exist). Passes
+    # with evidence stay active (fastpass on for them, as it is used).
+    def wanted(qn: str) -> bool:
+        lacking = reg.lacking(qn)
+        return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP])
+
+    if plan.top_up > 0 and any(wanted(qn) for qn in active):
+        def want(qn: str) -> str:
+            lacking = reg.lacking(qn)
+            return lacking[0].value if len(lacking) == 1 else "both"
+
+        def strategy_of(names: list[str]):
+            return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if wanted(qn)) or names)
+
+        top_start = time.perf_counter()
+        deadline = time.monotonic() + plan.top_up_seconds
+        if stage_deadline is not None:
+            deadline = min(deadline, stage_deadline)
+        more = reg.search(stage, active, strategy_of, plan.top_up, ":top-up", deadline=deadline,
+                          until=lambda: not any(wanted(qn) for qn in active))
+        short = {qn for qn in active if reg.lacking(qn)}
+        _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
+             f"{len(short)} pass(es) still short of evidence")
+    return reg.verdicts
+
+
+def merge_stage_results(classes: dict[str, type], results: list[StageResult]) -> dict[str, PassVerdict]:
+    """Every pass's verdict over the stages (`results` in stage order): merged where stages
+    searched it (verdict.merge_stages), a fresh one (no examples) where none did; then the
+    stages' own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`) in
+    stage order. The order is the registry's, whatever order the stages finished in."""
+    verdicts = {}
+    for qn, cls in classes.items():
+        per_stage = [r.verdicts[qn] for r in results if qn in r.verdicts]
+        verdicts[qn] = merge_stages(per_stage) if per_stage else make_verdict(cls)
+    for r in results:
+        for key, v in r.verdicts.items():
+            if key not in classes:
+                verdicts[key] = v
+    return verdicts
+
+
+def stage_shares(max_seconds: float | None, direct_reserve: float, stages: int, parallel: int) -> float | None:
+    """Each stage search's budget in seconds under --max-seconds: what is left after the direct
+    runs' reserve, divided by the rounds of stage searches `parallel` workers run (4 stages at
+    -j 2: two rounds, so each stage gets half of it; at -j 1 a quarter)."""
+    if max_seconds is None or stages == 0:
+        return None
+    rounds = -(-stages // max(1, min(parallel, stages)))
+    return max(0.0, max_seconds - direct_reserve) / rounds
+
+
+def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
+                  max_ops: int = 4, shrink_seconds: float = 300.0, direct_examples: int = 3,
+                  ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
+                  top_up: int | None = None, top_up_seconds: float = 300.0,
+                  max_seconds: float | None = None, parallel: int = 1,
+                  runner: RegistryRunner | None = None) -> list[PassVerdict]:
+    """Gate every pass in `classes`: per stage, `examples` graphs for all passes the stage's
+    pipeline invokes, then up to `top_up` graphs (default: `examples`) and `top_up_seconds`
+    drawn for the passes still short of `min_evidence` (`search_stage`); passes no stage
+    invokes run directly (`direct_examples` graphs per feature) or are `untested`.
+
+    The stages search independently (each its own seed, `stage_seed`) and their verdicts are
+    merged per pass (verdict.merge_stages: evidence summed, the first failing stage's verdict
+    wins), then judged. `runner(plans, direct, direct_stage, run_deadline)` runs the stage
+    searches and the direct checks: by default here, one after another; the CLI's runs each in
+    a worker, `-j N` at a time (verify.gate.workers), and passes that N as `parallel`.
+    `max_seconds` bounds the whole run: a sixth is kept for the direct runs, and each stage's
+    search gets the rest divided by the rounds of `parallel` searches (`stage_shares`), counted
+    from its own start and capped so no stage runs into the direct runs' reserve; graphs past a
+    deadline are not lowered, so a pass may end `unexercised`.
+
+    When the run is stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals),
+    no graph is lowered any more and the verdicts so far are returned, without the passes no
+    graph was lowered for and the direct ones that did not finish."""
     top_up = examples if top_up is None else top_up
     run_deadline = None if max_seconds is None else time.monotonic() + max_seconds
     invoked_by = {stage: check.pipeline_pass_names(check.target_for(stage)) for stage in stages}
-    in_pipelines = {qn for qn, cls in classes.items() if any(cls.__name__ in names for names in invoked_by.values())}
-    direct_reserve = (max_seconds or 0) / 6 if direct_examples > 0 and len(in_pipelines) < len(classes) else 0.0
-    biasable = {qn for qn, cls in classes.items()
-                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops)}
-    tested: set[str] = set()
-    for index, stage in enumerate(stages):
-        if _stopped():
-            break
-        target = check.target_for(stage)
-        active = {qn for qn, cls in classes.items() if cls.__name__ in invoked_by[stage]
-                  and reg.verdicts[qn].verdict is GateVerdict.SOUND}
-        tested |= active
-        for qn in active:
-            v = reg.verdicts[qn]
-            v.how = "batch"
-            v.stage = (v.stage + "," if v.stage else "") + stage
-        stage_deadline = main_deadline = None
-        if run_deadline is not None:
-            now = time.monotonic()
-            share = max(0.0, run_deadline - direct_reserve - now) / (len(stages) - index)
-            stage_deadline = now + share
-            main_deadline = now + (share * 0.6 if top_up > 0 else share)
-        _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
-             f"{examples} graph(s), then up to {top_up} for passes short of {min_evidence} examples of evidence"
-             + (f"; {stage_deadline - time.monotonic():.0f} s for the stage" if stage_deadline else ""))
-        stage_start = time.perf_counter()
-        done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), examples, "",
-                          deadline=main_deadline)
-        short = {qn for qn in active if reg.lacking(qn)}
-        _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
-             f"{len(short)} pass(es) short of evidence")
-        # Top-up: the passes still short whose graphs can be biased (a vocabulary op yields one
-        # of their targeted ops, or they lack skip evidence: graphs without them always exist).
-        # Passes with evidence stay active (fastpass on for them, as it is used).
-        def wanted(qn: str, active=active) -> bool:
-            lacking = reg.lacking(qn)
-            return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP])
-
-        if top_up > 0 and any(wanted(qn) for qn in active):
-            def want(qn: str) -> str:
-                lacking = reg.lacking(qn)
-                return lacking[0].value if len(lacking) == 1 else "both"
-
-            def strategy_of(names: list[str]):
-                return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if wanted(qn)) or names)
-
-            top_start = time.perf_counter()
-            deadline = time.monotonic() + top_up_seconds
-            if stage_deadline is not None:
-                deadline = min(deadline, stage_deadline)
-            more = reg.search(stage, active, strategy_of, top_up, ":top-up", deadline=deadline,
-                              until=lambda active=active: not any(wanted(qn) for qn in active))
-            short = {qn for qn in active if reg.lacking(qn)}
-            _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
-                 f"{len(short)} pass(es) still short of evidence")
-    # passes no stage's pipeline invokes: run them directly, each alone (in workers: see run_direct)
+    searched = {stage: tuple(qn for qn, cls in classes.items() if cls.__name__ in invoked_by[stage])
+                for stage in stages}
+    tested = {qn for passes in searched.values() for qn in passes}
+    untried = [(qn, cls) for qn, cls in classes.items() if qn not in tested]
+    direct_reserve = (max_seconds or 0) / 6 if direct_examples > 0 and untried else 0.0
+    searching = [stage for stage in stages if searched[stage]]
+    for stage in stages:
+        if not searched[stage]:
+            _log(f"gate: stage {stage}: no annotated pass under test in its pipeline; not searched")
+    share = stage_shares(max_seconds, direct_reserve, len(searching), parallel)
+    not_after = None if run_deadline is None else run_deadline - direct_reserve
+    plans = [StagePlan(stage, searched[stage], examples, top_up, top_up_seconds, share, not_after,
+                       stage_seed(seed, stage)) for stage in searching]
     direct_stage = "edge-fp" if "edge-fp" in stages else stages[0]
     pipelines = "/".join(check.target_for(s).name for s in stages)
-    untried = [(qn, cls) for qn, cls in classes.items() if qn not in tested]
+    base = {qn: make_verdict(cls) for qn, cls in untried}
     if direct_examples <= 0:
         for qn, _cls in untried:
-            reg.verdicts[qn].verdict = GateVerdict.UNTESTED
-            reg.verdicts[qn].reason = f"not invoked by the {pipelines} pipelines (direct runs disabled)"
+            base[qn].verdict = GateVerdict.UNTESTED
+            base[qn].reason = f"not invoked by the {pipelines} pipelines (direct runs disabled)"
         untried = []
 
-    def in_process(items: list[tuple[str, type]], stage: str, deadline: float | None) -> dict[str, PassVerdict]:
+    def in_process(plans: list[StagePlan], items: list[tuple[str, type]], stage: str,
+                   deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
+        results = []
+        for plan in plans:
+            if _stopped():
+                break
+            results.append(StageResult(plan.stage, search_stage(
+                plan, {qn: classes[qn] for qn in plan.passes}, out, max_ops, shrink_seconds, ops, min_evidence)))
         done: dict[str, PassVerdict] = {}
         for qn, cls in items:
             if _stopped() or (deadline is not None and time.monotonic() > deadline):
                 break
             done[qn] = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
                                  shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
-        return done
+        return results, done
 
-    results = (run_direct or in_process)(untried, direct_stage, run_deadline) if untried and not _stopped() else {}
+    results, direct = (runner or in_process)(plans, untried, direct_stage, run_deadline)
+    order = {stage: index for index, stage in enumerate(stages)}
+    merged = merge_stage_results({qn: cls for qn, cls in classes.items() if qn in tested},
+                                 sorted(results, key=lambda r: order[r.stage]))
+    verdicts = {qn: merged.get(qn) or base[qn] for qn in classes}
+    verdicts.update((key, v) for key, v in merged.items() if key not in classes)
+    searched_by = {qn for r in results for qn in r.verdicts}
+    for qn in tested - searched_by:
+        if not _stopped():  # stopped: not reported at all (below)
+            verdicts[qn].verdict = GateVerdict.UNEXERCISED
+            verdicts[qn].reason = ("no stage search returned evidence for it: its stages' workers failed "
+                                   "(see their error entries) or had not started by --max-seconds")
+    # passes no stage's pipeline invokes: their direct runs (each alone, in workers: see runner)
     for qn, _cls in untried:
-        v = results.get(qn)
+        v = direct.get(qn)
         if v is None:
             if _stopped():  # stopped before its verdict: not reported (the run says it was stopped)
-                del reg.verdicts[qn]
+                del verdicts[qn]
                 continue
-            v = reg.verdicts[qn]
+            v = verdicts[qn]
             v.verdict = GateVerdict.UNEXERCISED
             v.reason = f"not invoked by the {pipelines} pipelines; its direct run was not reached (--max-seconds)"
             continue
@@ -538,13 +649,13 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                         f"{direct_stage} graphs: {_first_vacuous_reason(v)}")
         elif v.verdict is GateVerdict.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
-        reg.verdicts[qn] = v
+        verdicts[qn] = v
     if _stopped():  # a pass no graph was lowered for before the stop was not checked: not reported
-        reg.verdicts = {qn: v for qn, v in reg.verdicts.items()
-                        if not (v.verdict is GateVerdict.SOUND and v.examples == 0)}
-    for v in reg.verdicts.values():
+        verdicts = {qn: v for qn, v in verdicts.items()
+                    if not (v.verdict is GateVerdict.SOUND and v.examples == 0)}
+    for v in verdicts.values():
         v.judge(min_evidence)
-    return list(reg.verdicts.values())
+    return list(verdicts.values())
 
 
 def _first_vacuous_reason(v: PassVerdict) -> str:
@@ -564,7 +675,7 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         if o.diverged and o.culprit == cls.__name__:
             verdict = GateVerdict.unsound(feature)
             v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, feature.value, spec, o,
-                                                                "pipeline", stage, exclude))
+                                                                "pipeline", stage, exclude, per_stage=True))
             found.append((verdict, o))
     if found:
         v.verdict = found[0][0]
@@ -574,5 +685,6 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
                     f"(skip+copy): {outcome.detail.splitlines()[0]}")
         v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(out, v, GateVerdict.ERROR, "both", spec,
-                                                                      outcome, "pipeline", stage, exclude))
+                                                                      outcome, "pipeline", stage, exclude,
+                                                                      per_stage=True))
     _log(f"gate: {v.name}: {v.verdict.value}; graph of {len(spec)} op(s); {v.reason[:200]}")

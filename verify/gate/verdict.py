@@ -61,6 +61,21 @@ class Evidence:
     def action(self) -> str:
         return "skipped" if self.feature is Feature.SKIP else "copied nodes"
 
+    def absorb(self, other: "Evidence") -> None:
+        """Add another search's counts for the same feature: a registry run's stages search
+        apart (each in its worker) and a pass's evidence is the sum over them."""
+        if other.feature is not self.feature:
+            raise ValueError(f"cannot add {other.feature.value} evidence to {self.feature.value} evidence")
+        self.examples += other.examples
+        self.examples_invoked += other.examples_invoked
+        self.invocations += other.invocations
+        self.upstream_skipped += other.upstream_skipped
+        self.examples_with_action += other.examples_with_action
+        self.skipped_calls += other.skipped_calls
+        self.copied_nodes += other.copied_nodes
+        for op, n in other.ops_maybe_copied.items():
+            self.ops_maybe_copied[op] = self.ops_maybe_copied.get(op, 0) + n
+
     def to_json(self) -> dict:
         return {"feature": self.feature.value, "examples": self.examples, "examples_invoked": self.examples_invoked,
                 "invocations": self.invocations, "upstream_skipped": self.upstream_skipped,
@@ -200,6 +215,42 @@ class PassVerdict:
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
                    seconds=data["seconds"])
+
+
+def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:
+    """One pass's registry-run verdict from its verdicts in the stages that searched it, given in
+    stage order (each stage searches in a worker of its own, in parallel, so none knows another's).
+
+    - evidence is summed per feature, and so are the examples and seconds;
+    - a failing verdict (unsound-skip/-copy or error) in any stage wins over sound, the first in
+      stage order; its reason, `how` and search record (`modes`) are the merged verdict's, and
+      the failures of later stages are named in the reason;
+    - every reproducer is kept (a later stage's under `<verdict>:<stage>` when the key is taken);
+    - `stage` lists the stages in stage order.
+
+    Not judged here: the caller judges the merged evidence (`judge(K)`) once, as for one search.
+    The one difference from searching the stages one after another: a pass found unsound in an
+    early stage is still checked in the later ones (they ran at the same time), and the first
+    unsound verdict is kept."""
+    if not per_stage:
+        raise ValueError("merge_stages needs at least one stage's verdict")
+    first = per_stage[0]
+    failures = [v for v in per_stage if v.verdict.fails]
+    decided = failures[0] if failures else first
+    reason = decided.reason
+    if len(failures) > 1:
+        reason += "; also " + ", ".join(f"{v.verdict.value} on {v.stage}" for v in failures[1:])
+    merged = PassVerdict(first.qualname, first.name, first.ref, decided.verdict, reason, decided.how,
+                         ",".join(v.stage for v in per_stage), annotation=dict(first.annotation),
+                         waived=dict(first.waived), modes=dict(decided.modes))
+    for v in per_stage:
+        merged.examples += v.examples
+        merged.seconds += v.seconds
+        for feature, evidence in v.evidence.items():
+            merged.evidence_for(feature).absorb(evidence)
+        for key, path in v.reproducers.items():
+            merged.reproducers[key if key not in merged.reproducers else f"{key}:{v.stage}"] = path
+    return merged
 
 
 def count(verdicts: list[PassVerdict]) -> dict[GateVerdict, int]:

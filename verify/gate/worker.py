@@ -1,15 +1,23 @@
-"""One pass's gate check in a process of its own: `python -m verify.gate.worker JOB.json`.
+"""One gate job in a process of its own: `python -m verify.gate.worker JOB.json`.
 
 Started by verify.gate.workers through verify.launcher (own process group, pinned hash seed,
-log file, timeout, killed with the gate). It runs `verify.gate.run.gate_pass` — the same
-search and verdict as in-process — and writes the verdict as JSON (`PassVerdict.to_json`) to
-the job's `result` path; the parent rebuilds the dataclass with `PassVerdict.from_json`. A
-worker that dies before writing it leaves the parent to give the pass an `error` verdict.
+log file, timeout, killed with the gate). The job is one of two kinds:
 
-Fault injection (tests only): `VERIFY_GATE_WORKER_FAULT=NAME:exit` makes the worker of the pass
-whose class is named NAME (the job's `name`) end with `os._exit(3)` before its search, `NAME:hang` makes it sleep
-until it is killed; several, comma-separated (`A:exit,B:hang`). The harness's own crash,
-timeout and stop handling is what these test; nothing else reads the variable.
+- `pass`: one pass's check, `verify.gate.run.gate_pass`; the verdict is written as JSON
+  (`PassVerdict.to_json`) to the job's `result` path;
+- `stage`: one stage's search of a registry run, `verify.gate.run.search_stage`; written as
+  `{"stage": ..., "verdicts": {key: PassVerdict.to_json()}}` (each pass's verdict for this
+  stage alone, plus the stage's own error entries).
+
+Either is the same search and verdict as in-process; the parent rebuilds the dataclasses with
+`PassVerdict.from_json`. A worker that dies before writing its result leaves the parent to give
+the pass (or the stage) an `error` verdict.
+
+Fault injection (tests only): `VERIFY_GATE_WORKER_FAULT=NAME:exit` makes the worker whose job is
+named NAME (a pass job: the pass's class name; a stage job: the stage, e.g. `edge-fp`) end with
+`os._exit(3)` before its search, `NAME:hang` makes it sleep until it is killed; several,
+comma-separated (`A:exit,B:hang`). The harness's own crash, timeout and stop handling is what
+these test; nothing else reads the variable.
 """
 
 from __future__ import annotations
@@ -69,6 +77,28 @@ def run_job(job: dict) -> None:
     write_text(Path(job["result"]), json.dumps(verdict.to_json(), indent=1, default=str))
 
 
+def run_stage_job(job: dict) -> None:
+    from verify.gate import check
+    from verify.gate import passes as gp
+    from verify.gate import run
+    from verify.lowering.heap import freeze_long_lived_heap
+    from verify.report.atomic import write_text
+
+    classes = {qn: gp.resolve_pass(ref) for qn, ref in job["passes"].items()}
+    # Lower the stage's pipeline once (it imports everything), then freeze that heap as the gate
+    # process did (see verify.lowering.heap).
+    check.pipeline_pass_names(check.target_for(job["stage"]))
+    freeze_long_lived_heap()
+    # The parent's cap, sent as seconds left when the job was written: this clock's own base.
+    not_after = None if job["not_after_in"] is None else time.monotonic() + job["not_after_in"]
+    plan = run.StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
+                         job["seconds"], not_after, job["seed"])
+    verdicts = run.search_stage(plan, classes, Path(job["out"]), job["max_ops"], job["shrink_seconds"],
+                                job["ops"], job["min_evidence"])
+    document = {"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}}
+    write_text(Path(job["result"]), json.dumps(document, indent=1, default=str))
+
+
 def main(job_path: str) -> None:
     from verify import verbosity
     from verify.gate.events import EventFile
@@ -79,7 +109,10 @@ def main(job_path: str) -> None:
     # warnings, the same in every worker, stay in the log file)
     logging.getLogger("verify").addHandler(EventFile(Path(job["events"])))
     _inject_fault(job["name"])  # before torch is imported: a faulty worker costs a second, not twenty
-    run_job(job)
+    if job.get("kind", "pass") == "stage":
+        run_stage_job(job)
+    else:
+        run_job(job)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
-"""Run passes' gate checks in workers, N at a time (`verify gate -j N`).
+"""Run the gate's checks in workers, N at a time (`verify gate -j N`): each `--pass` check, and
+in a registry run each stage's search (run.search_stage) and each direct pass's check, all in
+one pool.
 
-Why workers: one pass's search lowers dozens of graphs; in the gate's own process a crash (a
-segfault in a lowering, the OOM killer) or a hang ended the whole run with nothing written.
-Each check now runs in `verify.gate.worker`, started by verify.launcher (the one launcher of
-the harness: own process group, pinned hash seed, log file, timeout, killed on stop), and:
+Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
+own process a crash (a segfault in a lowering, the OOM killer) or a hang ended the whole run
+with nothing written, and the stages ran one after another on one core. Each check now runs in
+`verify.gate.worker`, started by verify.launcher (the one launcher of the harness: own process
+group, pinned hash seed, log file, timeout, killed on stop), and:
 
-- a worker that exits without a verdict gives its pass an `error` verdict
+- a pass check's worker that exits without a verdict gives its pass an `error` verdict
   (`<worker-crash: exit N>`, the log's last line), one past `--pass-timeout` too
-  (`<worker-timeout>`); the other passes go on;
+  (`<worker-timeout>`); a stage search's worker gives its stage an `error` entry
+  (`<worker-crash:STAGE>`, `<worker-timeout:STAGE>`) and no evidence; the other jobs go on;
 - jobs start in the order given and results come back in that order, whatever N: the table
   and the JSON do not depend on -j;
 - a job not started when the run's deadline (`--max-seconds`) has passed is `NOT_STARTED`;
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 from verify.gate.events import relayed
+from verify.gate.run import RegistryRunner, StagePlan, StageResult
 from verify.gate.verdict import PassVerdict
 from verify.launcher import RunStopped, WorkerTimeout, launch, stop_signal
 from verify.report.atomic import write_text
@@ -38,6 +43,9 @@ log = logging.getLogger(__name__)
 
 HASH_SEED = 0  # every gate worker's PYTHONHASHSEED: a pass's search runs the same under -j 1 and -j N
 DEFAULT_PASS_TIMEOUT = 1800.0  # s: a --pass search of 30 graphs per mode plus shrinking is ~5-15 min
+# s: a stage's search (60 graphs, a top-up of up to 180 s, shrinking up to 300 s per unsound pass)
+# is ~10-30 min on 2 busy cores; a killed stage loses all its evidence, so this only catches hangs
+DEFAULT_STAGE_TIMEOUT = 7200.0
 
 
 def default_parallel() -> int:
@@ -66,6 +74,16 @@ class PassJob:
     how: str | None = None  # "direct" to force it; None: the stage's pipeline if it invokes the pass
 
 
+@dataclass(frozen=True)
+class StageJob:
+    """A registry run's search of one stage (run.search_stage) in a worker. The worker takes the
+    shared settings' out, max_ops, shrink_seconds, ops and min_evidence; examples and seed are
+    the plan's."""
+
+    plan: StagePlan
+    refs: tuple[tuple[str, str], ...]  # (qualname, module:Class) of each pass in plan.passes
+
+
 class Ending(str, Enum):
     FINISHED = "finished"  # a verdict (the worker's, or `error` for a crash or timeout)
     NOT_STARTED = "not-started"  # the run's deadline had passed before its turn
@@ -80,12 +98,23 @@ class PassRun:
     wall_seconds: float = 0.0  # the worker's, start-up included (the verdict's `seconds`: its search)
 
 
-def gate_in_workers(jobs: list[PassJob], settings: SearchSettings, *, parallel: int, pass_timeout: float,
-                    deadline: float | None = None,
-                    on_finished: Callable[[PassRun, int, int], None] | None = None) -> list[PassRun]:
-    """One worker per job, at most `parallel` at once; the results in the order of `jobs`.
+@dataclass
+class StageRun:
+    job: StageJob
+    ending: Ending
+    result: StageResult | None = None  # set when FINISHED (a crash or timeout: its error entry only)
+    wall_seconds: float = 0.0
+
+
+def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *, parallel: int,
+                    pass_timeout: float, stage_timeout: float | None = None, deadline: float | None = None,
+                    on_finished: Callable[[PassRun | StageRun, int, int], None] | None = None
+                    ) -> list[PassRun | StageRun]:
+    """One worker per job, at most `parallel` at once, started in the order of `jobs`; the
+    results in that order too (a StageRun for a StageJob). A pass job's worker is killed after
+    `pass_timeout` s, a stage job's after `stage_timeout` (default: `pass_timeout`).
     `deadline` (time.monotonic()) stops new jobs from starting; `on_finished(run, n, total)` is
-    called as each job finishes (n counts the finished ones); by default it logs the pass's line."""
+    called as each job finishes (n counts the finished ones); by default it logs a line."""
     total = len(jobs)
     finished = [0]
     lock = threading.Lock()
@@ -94,17 +123,22 @@ def gate_in_workers(jobs: list[PassJob], settings: SearchSettings, *, parallel: 
     folder.mkdir(parents=True, exist_ok=True)
     log_level = logging.getLogger().getEffectiveLevel()
 
-    def one(index: int, job: PassJob) -> PassRun:
+    def one(index: int, job: PassJob | StageJob) -> PassRun | StageRun:
+        kind = StageRun if isinstance(job, StageJob) else PassRun
         if stop_signal() is not None:
-            return PassRun(job, Ending.STOPPED)
+            return kind(job, Ending.STOPPED)
         if deadline is not None and time.monotonic() > deadline:
-            return PassRun(job, Ending.NOT_STARTED)
+            return kind(job, Ending.NOT_STARTED)
         start = time.perf_counter()
         try:
-            verdict = _run_one(job, settings, folder / f"{index:03d}-{job.cls.__name__}", pass_timeout, log_level)
+            if isinstance(job, StageJob):
+                found = _run_stage(job, settings, folder / f"{index:03d}-stage-{job.plan.stage}",
+                                   stage_timeout or pass_timeout, log_level)
+            else:
+                found = _run_one(job, settings, folder / f"{index:03d}-{job.cls.__name__}", pass_timeout, log_level)
         except RunStopped:
-            return PassRun(job, Ending.STOPPED)
-        result = PassRun(job, Ending.FINISHED, verdict, time.perf_counter() - start)
+            return kind(job, Ending.STOPPED)
+        result = kind(job, Ending.FINISHED, found, time.perf_counter() - start)
         with lock:
             finished[0] += 1
             report(result, finished[0], total)
@@ -115,25 +149,69 @@ def gate_in_workers(jobs: list[PassJob], settings: SearchSettings, *, parallel: 
         return [future.result() for future in futures]
 
 
-def log_finished(run: PassRun, n: int, total: int) -> None:
+def registry_runner(classes: dict[str, type], settings: SearchSettings, *, parallel: int, pass_timeout: float,
+                    stage_timeout: float | None = None) -> RegistryRunner:
+    """run.gate_registry's runner for workers: the stage searches first, then the direct checks
+    (`settings.examples` graphs per feature), in one pool of `parallel` workers. A stage or a
+    direct check not started by the run's deadline, or cut short by a stop, gives no result
+    (gate_registry says so per pass)."""
+
+    def ref_of(cls: type) -> str:
+        return f"{cls.__module__}:{cls.__qualname__}"
+
+    def runner(plans: list[StagePlan], items: list[tuple[str, type]], direct_stage: str,
+               deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
+        jobs: list[PassJob | StageJob] = [StageJob(plan, tuple((qn, ref_of(classes[qn])) for qn in plan.passes))
+                                          for plan in plans]
+        jobs += [PassJob(cls, ref_of(cls), direct_stage, "direct") for _qn, cls in items]
+        if jobs:
+            log.info("gate: %d stage search(es) and %d direct pass check(s), %d worker(s) at a time",
+                     len(plans), len(items), parallel)
+        runs = gate_in_workers(jobs, settings, parallel=parallel, pass_timeout=pass_timeout,
+                               stage_timeout=stage_timeout, deadline=deadline)
+        finished = [r.ending is Ending.FINISHED for r in runs]
+        results = [r.result for r, done in zip(runs, finished) if done and isinstance(r, StageRun)]
+        direct = {qn: r.verdict for (qn, _cls), r, done in zip(items, runs[len(plans):], finished[len(plans):])
+                  if done}
+        return results, direct
+
+    return runner
+
+
+def log_finished(run: PassRun | StageRun, n: int, total: int) -> None:
+    if isinstance(run, StageRun):
+        verdicts = run.result.verdicts.values()
+        failing = [v for v in verdicts if v.verdict.fails]
+        log.info("gate: [%d/%d] stage %s: %d pass(es) searched, %d graph(s), %d failing (%.0f s)%s", n, total,
+                 run.job.plan.stage, sum(1 for v in verdicts if not v.qualname.startswith("<")),
+                 max((v.examples for v in verdicts), default=0), len(failing), run.wall_seconds,
+                 "".join(f"; {v.name}: {v.reason[:160]}" for v in failing if v.qualname.startswith("<")))
+        return
     v = run.verdict
     log.info("gate: [%d/%d] %s: %s (%.0f s; search %.0f s)%s", n, total, v.name, v.verdict.value,
              run.wall_seconds, v.seconds, f": {v.reason[:160]}" if v.verdict is GateVerdict.ERROR else "")
 
 
-def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> PassVerdict:
-    """Launch the worker and turn what it left into a verdict. Raises RunStopped."""
+@dataclass(frozen=True)
+class _Launched:
+    """What a worker left: its result document, or why there is none (`failure`, which begins
+    with `<worker-timeout>` or `<worker-crash: exit N>`, and says where its log is)."""
+
+    document: dict | None
+    failure: str
+    seconds: float
+    timed_out: bool = False
+
+
+def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: int) -> _Launched:
+    """Write the job, launch `verify.gate.worker` on it with its records relayed, and read the
+    result it wrote (JSON). Raises RunStopped."""
     paths = {kind: base.with_name(f"{base.name}.{kind}") for kind in ("job.json", "log", "events.jsonl",
                                                                       "result.json")}
     for stale in (paths["events.jsonl"], paths["result.json"]):  # an earlier run's, in a reused --out
         stale.unlink(missing_ok=True)
-    job_document = {"ref": job.ref, "name": job.cls.__name__, "stage": job.stage, "how": job.how,
-                    "examples": settings.examples,
-                    "out": str(settings.out), "seed": settings.seed, "max_ops": settings.max_ops,
-                    "shrink_seconds": settings.shrink_seconds,
-                    "ops": list(settings.ops) if settings.ops is not None else None,
-                    "min_evidence": settings.min_evidence, "log_level": log_level,
-                    "events": str(paths["events.jsonl"]), "result": str(paths["result.json"])}
+    job_document = dict(job_document, log_level=log_level, events=str(paths["events.jsonl"]),
+                        result=str(paths["result.json"]))
     write_text(paths["job.json"], json.dumps(job_document, indent=1))
     start = time.perf_counter()
     try:
@@ -141,19 +219,63 @@ def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float,
             status = launch("verify.gate.worker", [str(paths["job.json"])], log_path=paths["log"],
                             env={"PYTHONHASHSEED": str(HASH_SEED)}, timeout=timeout)
     except WorkerTimeout:
-        return _error(job, f"<worker-timeout>: no verdict within --pass-timeout {timeout:.0f} s; "
-                           f"worker killed; log {paths['log']}", time.perf_counter() - start)
+        return _Launched(None, f"<worker-timeout>: no verdict within {timeout:.0f} s (--pass-timeout); "
+                               f"worker killed; log {paths['log']}", time.perf_counter() - start, timed_out=True)
     seconds = time.perf_counter() - start
     if status != 0 or not paths["result.json"].exists():
         how = (f"killed by signal {-status}" if status < 0
                else "ended without writing a verdict" if status == 0 else "failed before writing a verdict")
-        return _error(job, f"<worker-crash: exit {status}>: {how}; log {paths['log']}"
-                           + (f": {_last_line(paths['log'])}" if _last_line(paths["log"]) else ""), seconds)
+        return _Launched(None, f"<worker-crash: exit {status}>: {how}; log {paths['log']}"
+                               + (f": {_last_line(paths['log'])}" if _last_line(paths["log"]) else ""), seconds)
     try:
-        return PassVerdict.from_json(json.loads(paths["result.json"].read_text()))
+        return _Launched(json.loads(paths["result.json"].read_text()), "", seconds)
+    except ValueError as exc:
+        return _Launched(None, f"<worker-crash: exit 0>: unreadable result {paths['result.json']}: "
+                               f"{type(exc).__name__}: {exc}", seconds)
+
+
+def _search_document(settings: SearchSettings) -> dict:
+    return {"out": str(settings.out), "max_ops": settings.max_ops, "shrink_seconds": settings.shrink_seconds,
+            "ops": list(settings.ops) if settings.ops is not None else None, "min_evidence": settings.min_evidence}
+
+
+def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> PassVerdict:
+    """Launch the pass's worker and turn what it left into a verdict. Raises RunStopped."""
+    launched = _launch_worker({"kind": "pass", "ref": job.ref, "name": job.cls.__name__, "stage": job.stage,
+                               "how": job.how, "examples": settings.examples, "seed": settings.seed,
+                               **_search_document(settings)}, base, timeout, log_level)
+    if launched.document is None:
+        return _error(job, launched.failure, launched.seconds)
+    try:
+        return PassVerdict.from_json(launched.document)
     except (ValueError, KeyError, TypeError) as exc:
-        return _error(job, f"<worker-crash: exit 0>: unreadable verdict {paths['result.json']}: "
-                           f"{type(exc).__name__}: {exc}", seconds)
+        return _error(job, f"<worker-crash: exit 0>: unreadable verdict {base.name}.result.json: "
+                           f"{type(exc).__name__}: {exc}", launched.seconds)
+
+
+def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> StageResult:
+    """Launch the stage's worker and turn what it left into its result: the per-pass verdicts it
+    sent, or one `error` entry for the stage when it sent none. Raises RunStopped."""
+    plan = job.plan
+    not_after_in = None if plan.not_after is None else plan.not_after - time.monotonic()
+    launched = _launch_worker({"kind": "stage", "name": plan.stage, "stage": plan.stage, "passes": dict(job.refs),
+                               "examples": plan.examples, "top_up": plan.top_up,
+                               "top_up_seconds": plan.top_up_seconds, "seconds": plan.seconds,
+                               "not_after_in": not_after_in, "seed": plan.seed, **_search_document(settings)},
+                              base, timeout, log_level)
+    if launched.document is not None:
+        try:
+            document = launched.document
+            return StageResult(document["stage"], {key: PassVerdict.from_json(v)
+                                                   for key, v in document["verdicts"].items()})
+        except (ValueError, KeyError, TypeError) as exc:
+            launched = _Launched(None, f"<worker-crash: exit 0>: unreadable result {base.name}.result.json: "
+                                       f"{type(exc).__name__}: {exc}", launched.seconds)
+    kind = "worker-timeout" if launched.timed_out else "worker-crash"
+    error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", GateVerdict.ERROR,
+                        f"{launched.failure[:400]}; the search of stage {plan.stage} gave no evidence for its "
+                        f"{len(plan.passes)} pass(es)", "batch", plan.stage, seconds=launched.seconds)
+    return StageResult(plan.stage, {f"<{kind}:{plan.stage}>": error})
 
 
 def _error(job: PassJob, reason: str, seconds: float) -> PassVerdict:
