@@ -176,6 +176,9 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
     "RemoveGetItemPass": (("max_pool2d", "max_dim"),
                           "retrace-only annotation, but its should_run_pass needs max_pool2d_with_indices or "
                           "max.dim in the graph"),
+    "CastInt64BuffersToInt32Pass": (("index_select", "index", "gather", "index_put", "index_rows"),
+                                    "retrace-only annotation, but its should_run_pass needs an int64 buffer: "
+                                    "only the index ops' int64 index tensors (registered buffers) make one"),
     "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
                                "the pass runs 4th in the pipeline: fastpass can copy only nodes an earlier "
                                "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "
