@@ -29,15 +29,12 @@ from typing import Any
 
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.gate import passes as gp
+from verify.gate.stages import STAGE_TARGETS, STAGES
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder, under_each_order
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
-# stage -> the lowering target whose pipeline it runs (a stage name says what graphs it draws:
-# edge-fp = FP graphs, quantized = TOSA-1.0+INT; the Ethos-U stages quantize with EthosUQuantizer
-# and lower through Vela, and reach what only those pipelines do, e.g. the U55-subset rewrites)
-STAGE_TARGETS = {"edge-fp": "tosa-fp", "quantized": "tosa-int", "ethos-u55": "ethos-u55", "ethos-u85": "ethos-u85"}
-STAGES = tuple(STAGE_TARGETS)
+
 
 
 @dataclass

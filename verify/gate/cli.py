@@ -42,7 +42,7 @@ DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
 
 
 def add_parsers(sub) -> None:
-    from verify.gate.check import STAGES
+    from verify.gate.stages import STAGES
 
     gate = sub.add_parser("gate", help="prove targeted_ops annotations skip- and copy-sound")
     gate.add_argument("--pass", dest="passes", action="append", default=[], metavar="REF",
@@ -238,8 +238,6 @@ def _warm_up(stages) -> None:
 
 
 def cmd_gate(args) -> int:
-    from verify.gate import passes as gp
-    from verify.gate import run
     from verify.gate.workers import DEFAULT_PASS_TIMEOUT, DEFAULT_STAGE_TIMEOUT, default_parallel
     from verify.launcher import stop_on_signals, stop_signal
 
@@ -259,6 +257,9 @@ def cmd_gate(args) -> int:
     if args.jobs < 1:
         print(f"verify gate: -j must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
+    # after the argument checks: these import the lowering stack (torch, executorch: seconds)
+    from verify.gate import passes as gp
+    from verify.gate import run
     args.stage_timeout = DEFAULT_STAGE_TIMEOUT if args.pass_timeout is None else args.pass_timeout
     if args.pass_timeout is None:
         args.pass_timeout = DEFAULT_PASS_TIMEOUT

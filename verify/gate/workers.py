@@ -30,14 +30,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
-from verify.gate.run import RegistryRunner, StagePlan, StageResult
 from verify.gate.verdict import PassVerdict
 from verify.launcher import RunStopped, WorkerTimeout, launch, stop_signal
 from verify.report.atomic import write_text
 from verify.report.verdict import GateVerdict
+
+if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
+    from verify.gate.run import RegistryRunner, StagePlan, StageResult
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +258,8 @@ def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float,
 def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> StageResult:
     """Launch the stage's worker and turn what it left into its result: the per-pass verdicts it
     sent, or one `error` entry for the stage when it sent none. Raises RunStopped."""
+    from verify.gate.run import StageResult
+
     plan = job.plan
     not_after_in = None if plan.not_after is None else plan.not_after - time.monotonic()
     launched = _launch_worker({"kind": "stage", "name": plan.stage, "stage": plan.stage, "passes": dict(job.refs),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-
-import torch
+from typing import TYPE_CHECKING
 
 from verify.lowering.targets import Target
+
+if TYPE_CHECKING:
+    import torch
 
 
 class PrepareError(RuntimeError):
@@ -57,6 +59,8 @@ def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target
     """
     check_calibration(calibration)
     model = model.eval()
+    import torch
+
     stage = "export"  # torch.export of the user's model; after it, the quantizer's steps
     try:
         if not target.quantized:
