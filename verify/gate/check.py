@@ -50,6 +50,8 @@ class Outcome:
     stats: dict | None = None  # fastpass.stats() of the fast run
     invocations: int = 0  # calls of the pass in the fast run (identical results: the stock count too)
     upstream_skipped: int = 0  # ... of which upstream's should_run_pass skipped
+    ran: int = 0  # ... in which it ran (neither skip took it) with fastpass on
+    dispatched: int = 0  # nodes its own retraces sent the stock way (dispatch) instead of copying
     observation: Any = None  # the fast run's verify.lowering.observe.Observation (pipeline mode)
     input_ops: frozenset = frozenset()  # direct mode: call_function ops of the pass's input graph
 
@@ -142,6 +144,15 @@ class PassCounts:
     skipped: int = 0  # calls fastpass skipped (no targeted op; not upstream's own should_run_pass)
     copied: int = 0  # nodes fastpass copied inside it
     upstream_skipped: int = 0  # calls upstream's own should_run_pass skipped
+    # Why copy may never act: a call that ran but dispatched and copied no node never retraced
+    # (the pass edits the graph in place), so fastpass's copy had nothing to act on in it.
+    ran: int = 0  # calls in which the pass ran (PassRecord.ran: neither skip took the call)
+    dispatched: int = 0  # nodes of its own top-level retraces that went the stock way (PassRecord.dispatched)
+
+    def outcome_fields(self) -> dict:
+        """The counts as check.Outcome's keyword arguments."""
+        return dict(invocations=self.invocations, skipped=self.skipped, copied=self.copied,
+                    upstream_skipped=self.upstream_skipped, ran=self.ran, dispatched=self.dispatched)
 
 
 def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
@@ -153,12 +164,13 @@ def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
         c.skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
         c.copied += int(rec.get("copied", 0))
         c.upstream_skipped += int(rec.get("skip_reason") == "upstream-should_run_pass")
+        c.ran += int(bool(rec.get("ran")))
+        c.dispatched += int(rec.get("dispatched", 0))
     return out
 
 
-def _pass_stats(stats: dict | None, name: str) -> tuple[int, int, int, int]:
-    c = pass_counts(stats).get(name, PassCounts())
-    return c.invocations, c.skipped, c.copied, c.upstream_skipped
+def _pass_stats(stats: dict | None, name: str) -> PassCounts:
+    return pass_counts(stats).get(name, PassCounts())
 
 
 _OVERLOAD_REPR = re.compile(r"<\w*OpOverload: ([\w.]+)>")
@@ -206,10 +218,8 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]
-    invocations, skipped, copied, upstream = (_pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None
-                                              else (0, 0, 0, 0))
-    counts = dict(skipped=skipped, copied=copied, stats=fast.fastpass_stats, invocations=invocations,
-                  upstream_skipped=upstream, observation=fast.observation)
+    own = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else PassCounts()
+    counts = dict(own.outcome_fields(), stats=fast.fastpass_stats, observation=fast.observation)
     if not failing:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
@@ -347,11 +357,9 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
             except Exception as exc:  # noqa: BLE001
                 outs.append((None, None))
                 errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
-    invocations, skipped, copied, upstream = _pass_stats(outs[1][1], cls.__name__)
     graph = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
     ops = frozenset(gp.op_name(n.target) for n in graph.graph.nodes if n.op == "call_function")
-    counts = dict(skipped=skipped, copied=copied, invocations=invocations, upstream_skipped=upstream,
-                  input_ops=ops)
+    counts = dict(_pass_stats(outs[1][1], cls.__name__).outcome_fields(), input_ops=ops)
     if errors[0] or errors[1]:
         if errors[0] == errors[1]:
             return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)

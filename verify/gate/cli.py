@@ -394,6 +394,8 @@ def _properties(v: PassVerdict, min_evidence: int) -> dict[str, object]:
         values[f"{f.value}.examples_invoked"] = e.examples_invoked
         if f is Feature.COPY:
             values["copy.distinct_ops_maybe_copied"] = len(e.ops_maybe_copied)
+            values["copy.calls_ran"] = e.calls_ran
+            values["copy.nodes_dispatched"] = e.nodes_dispatched
     return values
 
 

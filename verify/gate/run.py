@@ -205,7 +205,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             if o.vacuous and "vacuous_reason" not in counts:
                 counts["vacuous_reason"] = o.vacuous[:200]
             evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied),
-                         o.upstream_skipped)
+                         o.upstream_skipped, ran=o.ran, dispatched=o.dispatched)
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
             _log(f"  {v.name} [{mode}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
                  f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied}; "
@@ -359,7 +359,8 @@ class _Registry:
             v.examples += 1
             copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
             for feature, evidence in v.evidence.items():
-                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped)
+                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped,
+                             ran=c.ran, dispatched=c.dispatched)
 
     def search(self, stage: str, active: set[str], strategy_of: Callable[[list[str]], Any], budget: int,
                label: str, deadline: float | None = None, until: Callable[[], bool] | None = None) -> int:

@@ -29,7 +29,12 @@ class Evidence:
     `ops_maybe_copied` maps an op to the examples in which it was in the pass's input graph,
     not targeted, while fastpass copied nodes there: fastpass.stats() counts copied nodes per
     pass call, not per op, so this is the set the copied nodes were drawn from (an upper bound
-    on the distinct ops copied), derived from the harness's snapshot of the pass's input."""
+    on the distinct ops copied), derived from the harness's snapshot of the pass's input.
+
+    `calls_ran` and `nodes_dispatched` say why copy may never have acted: the calls in which the
+    pass ran with fastpass on (neither skip took it), and the nodes its own top-level retraces
+    sent the stock way (dispatch) instead of copying. Calls that ran with no node dispatched or
+    copied never retraced: fastpass's copy acts only inside a retrace."""
 
     feature: Feature
     examples: int = 0  # examples checked with the feature on for this pass
@@ -40,16 +45,21 @@ class Evidence:
     skipped_calls: int = 0
     copied_nodes: int = 0
     ops_maybe_copied: dict[str, int] = field(default_factory=dict)
+    calls_ran: int = 0  # calls in which the pass ran with fastpass on (fastpass.stats(): `ran`)
+    nodes_dispatched: int = 0  # nodes its own retraces dispatched the stock way (fastpass.stats(): `dispatched`)
 
     def add(self, invocations: int, skipped: int, copied: int, identical: bool,
-            ops: set[str] | frozenset = frozenset(), upstream_skipped: int = 0) -> None:
-        """One example's counts for this pass."""
+            ops: set[str] | frozenset = frozenset(), upstream_skipped: int = 0, ran: int = 0,
+            dispatched: int = 0) -> None:
+        """One example's counts for this pass (`ran`: its calls that ran; `dispatched`: nodes)."""
         self.examples += 1
         self.examples_invoked += bool(invocations)
         self.invocations += invocations
         self.upstream_skipped += upstream_skipped
         self.skipped_calls += skipped
         self.copied_nodes += copied
+        self.calls_ran += ran
+        self.nodes_dispatched += dispatched
         acted = skipped if self.feature is Feature.SKIP else copied
         if acted and identical:
             self.examples_with_action += 1
@@ -60,6 +70,24 @@ class Evidence:
     @property
     def action(self) -> str:
         return "skipped" if self.feature is Feature.SKIP else "copied nodes"
+
+    def why_nothing_copied(self) -> str:
+        """Why fastpass's copy never acted in the pass, from its calls that ran and the nodes its
+        retraces dispatched ("" when it copied nodes, or for skip evidence): a pass that never
+        retraces gives copy nothing to act on, whatever the graph; one that retraces but copies
+        nothing met only nodes copy must not or cannot take."""
+        if self.feature is not Feature.COPY or self.copied_nodes or not self.invocations:
+            return ""
+        calls = _plural(self.calls_ran, "call")
+        if not self.calls_ran:
+            return (f"it ran in none of its {_plural(self.invocations, 'call')} (each skipped), "
+                    f"so fastpass's copy had nothing to act on")
+        if not self.nodes_dispatched:
+            return (f"it never retraced in its {calls} that ran (0 nodes dispatched): it edits the graph "
+                    f"in place, so fastpass's copy has nothing to act on in these graphs")
+        return (f"it retraced {_plural(self.nodes_dispatched, 'node')} in {calls} and copied none: each was "
+                f"targeted, unsigned (no earlier retrace gave it a creation signature), had changed inputs or "
+                f"is never copied (getitem, higher-order or in-place ops)")
 
     def absorb(self, other: "Evidence") -> None:
         """Add another search's counts for the same feature: a registry run's stages search
@@ -73,6 +101,8 @@ class Evidence:
         self.examples_with_action += other.examples_with_action
         self.skipped_calls += other.skipped_calls
         self.copied_nodes += other.copied_nodes
+        self.calls_ran += other.calls_ran
+        self.nodes_dispatched += other.nodes_dispatched
         for op, n in other.ops_maybe_copied.items():
             self.ops_maybe_copied[op] = self.ops_maybe_copied.get(op, 0) + n
 
@@ -82,15 +112,22 @@ class Evidence:
                 "examples_with_action": self.examples_with_action,
                 "skipped_calls": self.skipped_calls, "copied_nodes": self.copied_nodes,
                 "distinct_ops_maybe_copied": len(self.ops_maybe_copied),
-                "ops_maybe_copied": dict(sorted(self.ops_maybe_copied.items()))}
+                "ops_maybe_copied": dict(sorted(self.ops_maybe_copied.items())),
+                "calls_ran": self.calls_ran, "nodes_dispatched": self.nodes_dispatched}
 
     @classmethod
     def from_json(cls, data: dict) -> "Evidence":
-        """The inverse of to_json (a gate worker's evidence back in the parent)."""
+        """The inverse of to_json (a gate worker's evidence back in the parent). JSON written
+        before `calls_ran`/`nodes_dispatched` existed loads with them 0."""
         return cls(Feature(data["feature"]), examples=data["examples"], examples_invoked=data["examples_invoked"],
                    invocations=data["invocations"], upstream_skipped=data["upstream_skipped"],
                    examples_with_action=data["examples_with_action"], skipped_calls=data["skipped_calls"],
-                   copied_nodes=data["copied_nodes"], ops_maybe_copied=dict(data["ops_maybe_copied"]))
+                   copied_nodes=data["copied_nodes"], ops_maybe_copied=dict(data["ops_maybe_copied"]),
+                   calls_ran=data.get("calls_ran", 0), nodes_dispatched=data.get("nodes_dispatched", 0))
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 @dataclass
@@ -183,8 +220,10 @@ class PassVerdict:
             if e.examples_with_action < min_evidence:
                 upstream = (f", {e.upstream_skipped} of its {e.invocations} calls skipped by upstream's "
                             f"should_run_pass" if e.upstream_skipped else "")
+                why = e.why_nothing_copied()
                 missing.append(f"{feature.value}: {e.examples_with_action} of {e.examples} examples {e.action} "
-                               f"(pass invoked in {e.examples_invoked}{upstream}; {min_evidence} needed)")
+                               f"(pass invoked in {e.examples_invoked}{upstream}; {min_evidence} needed)"
+                               + (f": {why}" if why else ""))
         notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]
         if not claimed:
             self.verdict = GateVerdict.UNEXERCISED

@@ -1,0 +1,212 @@
+"""Why a copy-sound pass stayed `unexercised`: the gate counts, per pass and feature, the calls in
+which the pass ran with fastpass on and the nodes its own retraces dispatched, next to the nodes
+copied, and its reason tells the two structural causes apart: the pass never retraced (it edits
+the graph in place: copy can never act in it) or it retraced and copied nothing (every node it
+met was targeted, unsigned or had changed inputs).
+
+Stats are hand-built in fastpass.stats()'s shape (`per_pass` records as fastpass/_stats.py's
+PassRecord.as_dict writes them); one real gate run of an in-place test pass (direct, 2 graphs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from verify.gate import check
+from verify.gate.verdict import Evidence, PassVerdict, merge_stages
+from verify.report.verdict import Feature, GateVerdict
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = "tests/passes/gate_passes.py"
+
+NEVER_RETRACED = ("it never retraced in its {R} calls that ran (0 nodes dispatched): it edits the graph in "
+                  "place, so fastpass's copy has nothing to act on in these graphs")
+RETRACED_NONE = ("it retraced {D} nodes in {R} calls and copied none: each was targeted, unsigned (no earlier "
+                 "retrace gave it a creation signature), had changed inputs or is never copied (getitem, "
+                 "higher-order or in-place ops)")
+
+
+def record(name: str, ran: bool = True, copied: int = 0, dispatched: int = 0, skip_reason: str = "",
+           depth: int = 0) -> dict:
+    """One per_pass record of fastpass.stats() (PassRecord.as_dict)."""
+    return {"name": name, "ran": ran, "skipped": bool(skip_reason), "skip_reason": skip_reason,
+            "copied": copied, "dispatched": dispatched, "time_s": 0.001, "copy_s": 0.0, "dispatch_s": 0.0,
+            "depth": depth}
+
+
+def stats(*records: dict) -> dict:
+    return {"passes_run": sum(r["ran"] for r in records), "per_pass": list(records)}
+
+
+# ---- pass_counts ---------------------------------------------------------------------------------
+
+def test_pass_counts_counts_calls_that_ran_and_nodes_dispatched():
+    counts = check.pass_counts(stats(
+        record("InPlacePass"),  # ran, never retraced
+        record("InPlacePass"),
+        record("InPlacePass", ran=False, skip_reason="upstream-should_run_pass"),
+        record("RetracingPass", copied=3, dispatched=4),
+        record("RetracingPass", dispatched=6, depth=1),  # nested call: its own record, its own retrace
+        record("RetracingPass", ran=False, skip_reason="no-targeted-ops"),
+    ))
+    in_place, retracing = counts["InPlacePass"], counts["RetracingPass"]
+    assert (in_place.invocations, in_place.ran, in_place.dispatched, in_place.copied) == (3, 2, 0, 0)
+    assert in_place.upstream_skipped == 1 and in_place.skipped == 0
+    assert (retracing.invocations, retracing.ran, retracing.dispatched, retracing.copied) == (3, 2, 10, 3)
+    assert retracing.skipped == 1 and retracing.upstream_skipped == 0
+    # stats without the new keys (an older fastpass) count 0, not fail
+    old = check.pass_counts({"per_pass": [{"name": "P", "copied": 1}]})["P"]
+    assert (old.invocations, old.ran, old.dispatched, old.copied) == (1, 0, 0, 1)
+    assert check.pass_counts(None) == {}
+
+
+def test_outcome_fields_carry_every_count():
+    c = check.PassCounts(invocations=5, skipped=1, copied=2, upstream_skipped=1, ran=3, dispatched=7)
+    outcome = check.Outcome(False, **c.outcome_fields())
+    assert (outcome.invocations, outcome.skipped, outcome.copied, outcome.upstream_skipped,
+            outcome.ran, outcome.dispatched) == (5, 1, 2, 1, 3, 7)
+
+
+# ---- Evidence: add, absorb, JSON ---------------------------------------------------------------
+
+def copy_evidence(*examples: tuple[int, int, int, int]) -> Evidence:
+    """Copy evidence from (invocations, ran, dispatched, copied) per identical example."""
+    e = Evidence(Feature.COPY)
+    for invocations, ran, dispatched, copied in examples:
+        e.add(invocations, 0, copied, True, ran=ran, dispatched=dispatched)
+    return e
+
+
+def test_evidence_sums_calls_ran_and_nodes_dispatched():
+    e = copy_evidence((2, 2, 5, 1), (1, 1, 3, 0), (1, 0, 0, 0), (0, 0, 0, 0))
+    assert (e.examples, e.invocations, e.calls_ran, e.nodes_dispatched, e.copied_nodes) == (4, 4, 3, 8, 1)
+    e.add(1, 0, 0, False, ran=1, dispatched=2)  # not identical: still counted (as invocations are)
+    assert (e.calls_ran, e.nodes_dispatched) == (4, 10)
+
+
+def test_absorb_and_merge_stages_sum_the_new_counts():
+    first, second = copy_evidence((1, 1, 0, 0)), copy_evidence((2, 2, 0, 0), (1, 1, 4, 0))
+    first.absorb(second)
+    assert (first.examples, first.calls_ran, first.nodes_dispatched) == (3, 4, 4)
+
+    stages = []
+    for stage, (ran, dispatched) in (("edge-fp", (1, 0)), ("edge-int", (3, 5))):
+        v = PassVerdict("m.P", "P", "m:P", how="batch", stage=stage,
+                        evidence={Feature.COPY: copy_evidence((ran, ran, dispatched, 0))})
+        v.examples = 1
+        stages.append(v)
+    merged = merge_stages(stages)
+    assert (merged.evidence[Feature.COPY].calls_ran, merged.evidence[Feature.COPY].nodes_dispatched) == (4, 5)
+
+
+def test_evidence_json_round_trip_and_older_json():
+    e = copy_evidence((3, 2, 9, 1))
+    data = json.loads(json.dumps(e.to_json()))
+    assert (data["calls_ran"], data["nodes_dispatched"]) == (2, 9)
+    assert Evidence.from_json(data) == e
+    older = {k: v for k, v in data.items() if k not in ("calls_ran", "nodes_dispatched")}
+    loaded = Evidence.from_json(older)
+    assert (loaded.calls_ran, loaded.nodes_dispatched, loaded.copied_nodes) == (0, 0, 1)
+    v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: e})
+    assert PassVerdict.from_json(json.loads(json.dumps(v.to_json()))) == v
+
+
+# ---- the reason --------------------------------------------------------------------------------
+
+def judged(evidence: Evidence, k: int = 5) -> PassVerdict:
+    v = PassVerdict("m.P", "P", "m:P", evidence={evidence.feature: evidence})
+    v.judge(k)
+    return v
+
+
+def test_reason_says_the_pass_never_retraced():
+    v = judged(copy_evidence((2, 2, 0, 0), (1, 1, 0, 0), (1, 0, 0, 0)))
+    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.reason == ("copy: 0 of 3 examples copied nodes (pass invoked in 3; 5 needed): "
+                        + NEVER_RETRACED.format(R=3))
+
+
+def test_reason_says_the_pass_retraced_but_copied_nothing():
+    v = judged(copy_evidence((2, 2, 7, 0), (1, 1, 0, 0)))
+    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.reason == ("copy: 0 of 2 examples copied nodes (pass invoked in 2; 5 needed): "
+                        + RETRACED_NONE.format(D=7, R=3))
+    single = judged(copy_evidence((1, 1, 1, 0)))
+    assert single.reason.endswith("it retraced 1 node in 1 call and copied none: each was targeted, unsigned "
+                                  "(no earlier retrace gave it a creation signature), had changed inputs or is "
+                                  "never copied (getitem, higher-order or in-place ops)")
+
+
+def test_reason_says_every_call_was_skipped():
+    e = Evidence(Feature.COPY)
+    e.add(2, 0, 0, True, upstream_skipped=2)
+    v = judged(e)
+    assert v.reason == ("copy: 0 of 1 examples copied nodes (pass invoked in 1, 2 of its 2 calls skipped by "
+                        "upstream's should_run_pass; 5 needed): it ran in none of its 2 calls (each skipped), "
+                        "so fastpass's copy had nothing to act on")
+
+
+@pytest.mark.parametrize("evidence, reason", [
+    # it copied (but too rarely): no diagnosis, the counts speak
+    (copy_evidence((1, 1, 2, 3), (1, 1, 0, 0)), "copy: 1 of 2 examples copied nodes (pass invoked in 2; 5 needed)"),
+    # never invoked: nothing to diagnose beyond "invoked in 0"
+    (copy_evidence((0, 0, 0, 0)), "copy: 0 of 1 examples copied nodes (pass invoked in 0; 5 needed)"),
+])
+def test_no_diagnosis_where_it_copied_or_was_never_invoked(evidence, reason):
+    assert judged(evidence).reason == reason
+
+
+def test_skip_evidence_gets_no_copy_diagnosis_and_verdicts_do_not_change():
+    skip = Evidence(Feature.SKIP)
+    skip.add(1, 0, 0, True, ran=1, dispatched=0)
+    assert judged(skip).reason == "skip: 0 of 1 examples skipped (pass invoked in 1; 5 needed)"
+    # the new counts only explain: the same examples without them give the same verdicts
+    for k in (1, 2, 3):
+        with_counts = judged(copy_evidence((1, 1, 0, 2), (1, 1, 4, 0), (1, 1, 0, 1)), k)
+        without = judged(copy_evidence((1, 0, 0, 2), (1, 0, 0, 0), (1, 0, 0, 1)), k)
+        assert with_counts.verdict is without.verdict
+    assert judged(copy_evidence((1, 1, 0, 2), (1, 1, 0, 1)), 2).verdict is GateVerdict.SOUND
+
+
+# ---- wiring: the registry's record, the JUnit properties, a real gate run ------------------------
+
+def test_registry_record_feeds_the_new_counts_to_the_evidence():
+    """run._Registry.record turns one lowering's fastpass.stats() into each pass's evidence."""
+    from verify.gate import passes as gp
+    from verify.gate import run
+
+    cls = gp.resolve(str(ROOT / PASSES) + ":NoRetracePass")
+    gp.ensure_annotation(cls)
+    reg = run._Registry({"t.NoRetracePass": cls}, ROOT, None, 2, 1.0, None, 5)
+    for _ in range(2):
+        reg.record({"t.NoRetracePass"}, check.Outcome(False, stats=stats(
+            record("NoRetracePass"), record("NoRetracePass"), record("OtherPass", dispatched=9))))
+    v = reg.verdicts["t.NoRetracePass"]
+    copy = v.evidence[Feature.COPY]
+    assert (copy.examples, copy.invocations, copy.calls_ran, copy.nodes_dispatched) == (2, 4, 4, 0)
+    v.judge(5)
+    assert v.reason.endswith(NEVER_RETRACED.format(R=4))
+
+
+def test_junit_properties_carry_the_new_counts():
+    from verify.gate.cli import _properties
+
+    v = judged(copy_evidence((2, 2, 7, 0)))
+    props = _properties(v, 5)
+    assert (props["copy.calls_ran"], props["copy.nodes_dispatched"]) == (2, 7)
+
+
+def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
+    """A real (direct) gate run: NoRetracePass edits relus in place and never retraces."""
+    from verify.gate import passes as gp
+    from verify.gate import run
+
+    cls = gp.resolve(str(ROOT / PASSES) + ":NoRetracePass")
+    v = run.gate_pass(cls, f"{PASSES}:NoRetracePass", 2, "edge-fp", tmp_path, seed=0, how="direct", max_ops=2,
+                      shrink_seconds=10, ops=["relu", "neg"], min_evidence=2)
+    copy = v.evidence[Feature.COPY]
+    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert copy.calls_ran == copy.invocations >= 2 and copy.nodes_dispatched == 0 and copy.copied_nodes == 0
+    assert v.reason.endswith(NEVER_RETRACED.format(R=copy.calls_ran)), v.reason
