@@ -140,12 +140,17 @@ def test_reason_says_the_pass_retraced_but_copied_nothing():
 
 
 def test_reason_says_every_call_was_skipped():
+    """Every call skipped (fastpass's skip took some: a registry run has skip and copy on) -> said;
+    by upstream's should_run_pass alone -> the reason says so already, nothing added."""
     e = Evidence(Feature.COPY)
-    e.add(2, 0, 0, True, upstream_skipped=2)
-    v = judged(e)
-    assert v.reason == ("copy: 0 of 1 examples copied nodes (pass invoked in 1, 2 of its 2 calls skipped by "
-                        "upstream's should_run_pass; 5 needed): it ran in none of its 2 calls (each skipped), "
-                        "so fastpass's copy had nothing to act on")
+    e.add(2, 1, 0, True, upstream_skipped=1)
+    assert judged(e).reason == ("copy: 0 of 1 examples copied nodes (pass invoked in 1, 1 of its 2 calls skipped "
+                                "by upstream's should_run_pass; 5 needed): it ran in none of its 2 calls (each "
+                                "skipped), so fastpass's copy had nothing to act on")
+    upstream = Evidence(Feature.COPY)
+    upstream.add(2, 0, 0, True, upstream_skipped=2)
+    assert judged(upstream).reason == ("copy: 0 of 1 examples copied nodes (pass invoked in 1, 2 of its 2 calls "
+                                       "skipped by upstream's should_run_pass; 5 needed)")
 
 
 @pytest.mark.parametrize("evidence, reason", [

@@ -80,6 +80,8 @@ class Evidence:
             return ""
         calls = _plural(self.calls_ran, "call")
         if not self.calls_ran:
+            if self.upstream_skipped == self.invocations:
+                return ""  # the reason already says upstream's should_run_pass skipped every call
             return (f"it ran in none of its {_plural(self.invocations, 'call')} (each skipped), "
                     f"so fastpass's copy had nothing to act on")
         if not self.nodes_dispatched:
