@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
 
 NEVER_RETRACED = ("it never retraced in its {R} calls that ran (0 nodes dispatched): it edits the graph in "
-                  "place, so fastpass's copy has nothing to act on in these graphs")
+                  "place (or retraces only after a change it did not make here), so fastpass's copy has "
+                  "nothing to act on in these graphs")
 RETRACED_NONE = ("it retraced {D} nodes in {R} calls and copied none: each was targeted, unsigned (no earlier "
                  "retrace gave it a creation signature), had changed inputs or is never copied (getitem, "
                  "higher-order or in-place ops)")

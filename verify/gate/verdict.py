@@ -86,7 +86,8 @@ class Evidence:
                     f"so fastpass's copy had nothing to act on")
         if not self.nodes_dispatched:
             return (f"it never retraced in its {calls} that ran (0 nodes dispatched): it edits the graph "
-                    f"in place, so fastpass's copy has nothing to act on in these graphs")
+                    f"in place (or retraces only after a change it did not make here), so fastpass's copy "
+                    f"has nothing to act on in these graphs")
         return (f"it retraced {_plural(self.nodes_dispatched, 'node')} in {calls} and copied none: each was "
                 f"targeted, unsigned (no earlier retrace gave it a creation signature), had changed inputs or "
                 f"is never copied (getitem, higher-order or in-place ops)")
