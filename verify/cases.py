@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from verify.report.names import safe_name
+
 
 class ModelError(RuntimeError):
     """The model reference cannot be turned into a module and inputs."""
@@ -36,15 +38,11 @@ class Case:
         reference adds a short hash of the whole reference, since two files may both have a
         `make` (they once shared one folder, and the later case deleted the earlier's logs)."""
         if ":" not in self.model:
-            return _safe(f"{self.model}-{self.target}")
+            return safe_name(f"{self.model}-{self.target}")
         base = self.model.split(":")[-1]
         base = Path(base).stem if self.model.startswith("graphspec:") else base
         digest = hashlib.blake2b(self.model.encode(), digest_size=3).hexdigest()
-        return _safe(f"{base}-{self.target}-{digest}")
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+        return safe_name(f"{base}-{self.target}-{digest}")
 
 
 def builtin_models() -> list[str]:

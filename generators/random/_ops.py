@@ -964,15 +964,20 @@ def _big_dim(x):
     return any(d >= 2 for d in x)
 
 
+def _piece(ctx, x, dim: int, size: int) -> tuple[int, tuple]:
+    """One of the pieces torch.split(x, size, dim) returns, drawn: its index and its shape."""
+    idx = ctx.choice(range(-(-x[dim] // size)))
+    out = list(x)
+    out[dim] = min(size, x[dim] - idx * size)
+    return idx, tuple(out)
+
+
 def _split_inst(ctx):
     x = ctx.x
     dim = ctx.choice([i for i, d in enumerate(x) if d >= 2])
     size = ctx.choice([s for s in (1, 2, 3) if s < x[dim]] or [1])
-    n = -(-x[dim] // size)
-    idx = ctx.choice(range(n))
-    out = list(x)
-    out[dim] = min(size, x[dim] - idx * size)
-    return {"dim": dim, "size": size, "index": idx}, [], tuple(out)
+    idx, out = _piece(ctx, x, dim, size)
+    return {"dim": dim, "size": size, "index": idx}, [], out
 
 
 REGISTRY["split"] = _OpDef("split", ("aten.split.Tensor", "aten.split_with_sizes.default"), _split_inst,
@@ -984,12 +989,8 @@ def _chunk_inst(ctx):
     x = ctx.x
     dim = ctx.choice([i for i, d in enumerate(x) if d >= 2])
     chunks = ctx.choice([2, 3])
-    size = -(-x[dim] // chunks)
-    n = -(-x[dim] // size)
-    idx = ctx.choice(range(n))
-    out = list(x)
-    out[dim] = min(size, x[dim] - idx * size)
-    return {"dim": dim, "chunks": chunks, "index": idx}, [], tuple(out)
+    idx, out = _piece(ctx, x, dim, -(-x[dim] // chunks))  # torch.chunk = split by ceil(size / chunks)
+    return {"dim": dim, "chunks": chunks, "index": idx}, [], out
 
 
 REGISTRY["chunk"] = _OpDef("chunk", ("aten.chunk.default", "aten.split.Tensor"), _chunk_inst,

@@ -20,6 +20,7 @@ from fastpass import FEATURES as ALL_FEATURES
 from verify.bench.models import BenchModel, resolve
 from verify.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
 from verify.lowering.mode import Mode
+from verify.report.names import safe_name
 
 
 @dataclass
@@ -45,8 +46,7 @@ class BenchCase:
 
     @property
     def tag(self) -> str:
-        name = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.model.name)
-        return f"{name}-{self.target}"
+        return safe_name(f"{self.model.name}-{self.target}")
 
 
 # The one place a lowering is started; tests replace it to feed synthetic runs.
