@@ -57,10 +57,10 @@ def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target
     `.module(check_guards=False)`: plain `.module()` inserts a `_guards_fn` call_module
     that breaks ARM quantization.
     """
+    import torch  # here, not at import: the CLI reads CALIBRATIONS before it checks its arguments
+
     check_calibration(calibration)
     model = model.eval()
-    import torch
-
     stage = "export"  # torch.export of the user's model; after it, the quantizer's steps
     try:
         if not target.quantized:
