@@ -36,7 +36,6 @@ from verify.lowering.node_order import NodeOrder, under_each_order
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 
 
-
 @dataclass
 class Outcome:
     diverged: bool

@@ -31,6 +31,7 @@ from typing import Any, Callable
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import form_route, strategy_for
+from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
 from verify.report.verdict import Feature, GateVerdict, Verdict
@@ -461,7 +462,7 @@ def stage_seed(seed: int | None, stage: str) -> int | None:
     graphs whichever stages run with it, in whichever order or worker (-j 1 and -j N alike).
     Each search round within the stage adds its own number (1, 2, ...; below 1000), so edge-fp's
     rounds draw as a one-stage run always did."""
-    return None if seed is None else seed + 1000 * check.STAGES.index(stage)
+    return None if seed is None else seed + 1000 * STAGES.index(stage)
 
 
 def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: int = 4,
