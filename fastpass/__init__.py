@@ -2,7 +2,7 @@
 
 Public API (stable; see README/docstrings of the private modules for the why):
 
-    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
+    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
     enabled(features=None, allow_untested_versions=False)   context manager
     enable(features=None, allow_untested_versions=False); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -22,6 +22,8 @@ Features:
     lazycode    generate a GraphModule's Python code when first used, not on every edit
     gc          freeze the pre-lowering heap for the garbage collector (no patch point;
                 process-level settings, restored on disable)
+    ciatable    run_decompositions' CompositeImplicitAutograd op table: materialize the
+                dispatcher's CIA ops only when something changed, install the overrides directly
 """
 
 from __future__ import annotations

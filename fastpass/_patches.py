@@ -25,7 +25,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 from . import _context, _stats
 from .patching import PatchPoint, Patches
 
-FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
+FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
@@ -43,8 +43,10 @@ def patch_table() -> List[PatchPoint]:
     from torch.fx import Graph, GraphModule
     from torch.fx.passes.infra.pass_base import PassBase
     from torch.fx.traceback import NodeSource
+    import torch._export.utils as export_utils
+    import torch.export.exported_program as exported_program
 
-    from . import _copy, _fakecache, _lazycode, _passcall, _provenance
+    from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance
 
     return [
         PatchPoint(PassBase, "__call__", ALWAYS, wrap=_passcall.wrap_passbase_call,
@@ -78,6 +80,13 @@ def patch_table() -> List[PatchPoint]:
                        "(code generation then calls the import-time original, _lazycode.REAL_RECOMPILE)"),
         PatchPoint(GraphModule, "__reduce__", ("lazycode",), wrap=_lazycode.wrap_reduce,
                    why="pickling copies __dict__ before it calls recompile: generate pending code first"),
+        PatchPoint(export_utils, "_materialize_cpp_cia_ops", ("ciatable",), wrap=_ciatable.wrap_materialize,
+                   why="run_decompositions materializes the dispatcher's CIA ops once per op namespace (~215 "
+                       "times per lowering): skip a call that would only re-read attributes that all exist"),
+        PatchPoint(exported_program, "_override_composite_implicit_decomp", ("ciatable",),
+                   wrap=_ciatable.wrap_override,
+                   why="install the CIA overrides with direct py_kernels writes instead of ~36,000 "
+                       "py_impl calls (a full copy of upstream's body: the original is not called)"),
     ]
 
 

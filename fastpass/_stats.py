@@ -54,6 +54,9 @@ class _State:
     ext_misses: int = 0
     code_deferred: int = 0  # recompile() calls that generated no code (lazycode)
     code_generated: int = 0  # deferred code generated later, because it was used or on disable
+    cia_materialized: int = 0  # _materialize_cpp_cia_ops calls made (ciatable)
+    cia_materializations_skipped: int = 0  # ... and not made: nothing to materialize
+    cia_ops_overridden: int = 0  # ops whose CIA kernels the fast override installed
     # Pass invocations currently open (enter_pass without leave_pass): a pass called from inside
     # another one records depth > 0, so its time is not counted twice in time_in_passes_s.
     open_passes: int = 0
@@ -95,6 +98,17 @@ def count_code_generated() -> None:
     _S.code_generated += 1
 
 
+def count_cia_materialization(skipped: bool) -> None:
+    if skipped:
+        _S.cia_materializations_skipped += 1
+    else:
+        _S.cia_materialized += 1
+
+
+def count_cia_override(ops: int) -> None:
+    _S.cia_ops_overridden += ops
+
+
 def _fake_counters() -> tuple[int, int]:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -122,6 +136,7 @@ def reset() -> None:
     _S.fake_hits_acc = _S.fake_misses_acc = 0
     _S.ext_hits = _S.ext_misses = 0
     _S.code_deferred = _S.code_generated = 0
+    _S.cia_materialized = _S.cia_materializations_skipped = _S.cia_ops_overridden = 0
     _S.fake_hits_base = _S.fake_misses_base = None
     if active:
         start_fake_window()
@@ -149,6 +164,10 @@ def snapshot() -> Dict[str, Any]:
         # GraphModule code generation (lazycode): deferred, and deferred-then-generated.
         "code_deferred": _S.code_deferred,
         "code_generated": _S.code_generated,
+        # run_decompositions' CIA op table (ciatable).
+        "cia_materialized": _S.cia_materialized,
+        "cia_materializations_skipped": _S.cia_materializations_skipped,
+        "cia_ops_overridden": _S.cia_ops_overridden,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
         "per_pass": [r.as_dict() for r in recs],
     }

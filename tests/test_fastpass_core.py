@@ -29,7 +29,7 @@ def _originals():
 
 
 def test_features_tuple():
-    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc")
+    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
 
 
 @pytest.mark.parametrize(

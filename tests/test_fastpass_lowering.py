@@ -160,3 +160,10 @@ def test_gc_alone(quantized, stock):
     fp, st = _fast(quantized, ["gc"])
     assert fp == stock
     assert st["nodes_copied"] == 0 and st["code_deferred"] == 0
+
+
+def test_ciatable_alone(quantized, stock):
+    fp, st = _fast(quantized, ["ciatable"])
+    assert fp == stock
+    assert st["cia_materializations_skipped"] > st["cia_materialized"] > 0
+    assert st["cia_ops_overridden"] > 0 and st["nodes_copied"] == 0
