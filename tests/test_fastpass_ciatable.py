@@ -67,15 +67,10 @@ def test_ciatable_rematerializes_after_a_new_registration(cia_library):
     with fastpass.enabled(["ciatable"]):
         _valid_cia_ops()
         before = fastpass.stats()["cia_materialized"]
-        lib = Library(_NAMESPACE, "FRAGMENT")
-        try:
-            lib.define("late(Tensor x) -> Tensor")
-            lib.impl("late", lambda x: x + 1, "CompositeImplicitAutograd")
-            found = _valid_cia_ops()
-            assert fastpass.stats()["cia_materialized"] > before
-            assert torch.ops.fastpass_ciatest.late.default in found
-        finally:
-            lib._destroy()
+        late = cia_library("late")
+        found = _valid_cia_ops()
+        assert fastpass.stats()["cia_materialized"] > before
+        assert late in found
 
 
 def test_ciatable_rematerializes_an_op_attribute_deleted_since(cia_library):
