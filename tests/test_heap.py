@@ -48,7 +48,8 @@ def test_heap_freeze_is_once_and_released():
         assert freeze_long_lived_heap() is True
         frozen = gc.get_freeze_count()
         assert frozen > 0
-        assert freeze_long_lived_heap() is False and gc.get_freeze_count() == frozen
+        # Frozen objects still die by refcount, so the count may only fall, never grow.
+        assert freeze_long_lived_heap() is False and gc.get_freeze_count() <= frozen
     finally:
         release_long_lived_heap()
     assert gc.get_freeze_count() == 0
@@ -60,6 +61,8 @@ def test_heap_freeze_leaves_a_callers_own_freeze_alone():
         frozen = gc.get_freeze_count()
         assert freeze_long_lived_heap() is False
         release_long_lived_heap()
-        assert gc.get_freeze_count() == frozen
+        # An unfreeze would empty the permanent generation; frozen objects freed by refcount
+        # meanwhile lower the count a little (CI saw 770396 of 770398), so equality is flaky.
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
