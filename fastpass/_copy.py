@@ -34,6 +34,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils import _pytree as pytree
 
 from . import _context, _sig
+from .annotations import LITERAL, OpFamily
 
 _NEVER_COPY: Optional[frozenset] = None
 _ALIAS_CACHE: Dict[Any, bool] = {}
@@ -341,6 +342,21 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
     return interpreter_run_node
 
 
+def _proxy_val(arg: Any) -> Any:
+    """A call rule's view of a retrace argument (``OpFamily``): a graph value's ``data``, else ``LITERAL``."""
+    from executorch.exir.pass_base import ProxyValue
+
+    return arg.data if isinstance(arg, ProxyValue) else LITERAL
+
+
+def _cold(ops: Any, target: Any, args: Any, kwargs: Any) -> bool:
+    """Whether the pass would treat this call as stock: not targeted by its op set, or by its
+    family's rules for these very arguments."""
+    if isinstance(ops, OpFamily):
+        return not ops.targets_call(target, args, kwargs, _proxy_val)
+    return target not in ops
+
+
 def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[..., Any]:
     def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
         """Replacement for ``ExportPass.ExportInterpreter.call_function``."""
@@ -348,7 +364,7 @@ def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[...
         if ctx is None or ctx.depth != 1 or self.callback is not ctx.pass_:
             return original(self, target, args, kwargs)
         start = perf_counter()
-        if ctx.copy_on and target not in ctx.ann.targeted_ops and _copy_candidate(target):
+        if ctx.copy_on and _cold(ctx.ann.targeted_ops, target, args, kwargs) and _copy_candidate(target):
             res = _try_copy(self, target, args, kwargs)
             if res is not None:
                 ctx.rec.copied += 1

@@ -30,13 +30,22 @@ from torch.fx import GraphModule, Node
 from torch.utils import _pytree as pytree
 
 from . import _sig
+from .annotations import LITERAL, OpFamily
 
 
 def graph_has_targets(gm: GraphModule, ops: Iterable[Any]) -> bool:
     """Whether the top-level graph calls one of ``ops``.  Submodules are not searched: a graph
     module with any child is never a fixed point (``is_fixed_point``), so it is never skipped."""
     graph = gm.graph
+    if isinstance(ops, OpFamily):  # its rules, not its known members, say what it targets
+        return any(node.op == "call_function" and ops.targets_call(node.target, node.args, node.kwargs, _node_val)
+                   for node in graph.nodes)
     return any(graph.find_nodes(op="call_function", target=op, sort=False) for op in ops)
+
+
+def _node_val(arg: Any) -> Any:
+    """A call rule's view of a node argument (``OpFamily``): its ``val``; a literal is ``LITERAL``."""
+    return arg.meta.get("val") if isinstance(arg, Node) else LITERAL
 
 
 def _canonical_candidate(graph: torch.fx.Graph, node: Node) -> Optional[str]:

@@ -239,6 +239,8 @@ def test_infer_on_test_passes(name, expected, comparison):
 
 TRANSPOSE = "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass"
 NOOP = "executorch.backends.arm._passes.remove_noop_pass.RemoveNoopPass"
+SCALAR = "executorch.exir.passes.scalar_to_tensor_pass.ScalarToTensorPass"
+SYM = "executorch.exir.passes.sym_to_tensor_pass.SymToTensorPass"
 
 
 def test_changed_since_compares_entries_not_source_lines(tmp_path):
@@ -276,6 +278,13 @@ def test_changed_since_compares_entries_not_source_lines(tmp_path):
     registry.write_text(text.replace("UPSTREAM, skip_sound=False, copy_sound=True,",
                                      "UPSTREAM, skip_sound=False, copy_sound=False,"))
     assert gp.changed_since("HEAD", repo=tmp_path) == ({NOOP}, False)
+    # a rule-based entry claims its rule's code: a changed call rule names no op, but gates its
+    # pass, and a changed helper gates every rule that calls it
+    registry.write_text(text.replace("isinstance(value, (float, int, bool))", "isinstance(value, (float, int))"))
+    assert gp.changed_since("HEAD", repo=tmp_path) == ({SCALAR}, False)
+    registry.write_text(text.replace("elif not argument.kwarg_only and i < len(args):",
+                                     "elif i < len(args):"))
+    assert gp.changed_since("HEAD", repo=tmp_path) == ({SCALAR, SYM}, False)
     registry.write_text(text)
 
     # lookup and discovery are compared by what they answer: a comment moves nothing; discovery

@@ -25,8 +25,8 @@ was there on exit and never writes to the checked-in table.
 
 from __future__ import annotations
 
-from ._model import NO_ANNOTATION, UPSTREAM, Annotation, Entry, qualname
+from ._model import LITERAL, NO_ANNOTATION, UPSTREAM, Annotation, Entry, OpFamily, qualname
 from ._lookup import OverrideOrderError, entries, entry, lookup, overridden, register, registered_names, unregister
 
-__all__ = ["Annotation", "Entry", "NO_ANNOTATION", "OverrideOrderError", "UPSTREAM", "entries", "entry", "lookup",
+__all__ = ["Annotation", "Entry", "LITERAL", "NO_ANNOTATION", "OpFamily", "OverrideOrderError", "UPSTREAM", "entries", "entry", "lookup",
            "overridden", "qualname", "register", "registered_names", "unregister"]

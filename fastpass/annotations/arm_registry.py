@@ -31,9 +31,9 @@ hand afterwards.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, FrozenSet
+from typing import Any, Callable, FrozenSet, List
 
-from ._model import UPSTREAM, Entry
+from ._model import UPSTREAM, Entry, OpFamily
 
 
 def _opmap_plus_targets(module: str, cls: str) -> Callable[[], FrozenSet[Any]]:
@@ -61,6 +61,93 @@ def _aten_t() -> FrozenSet[Any]:
     import torch
 
     return frozenset({torch.ops.aten.t.default})
+
+
+def _mixed_type_ops() -> FrozenSet[Any]:
+    import torch
+
+    aten = torch.ops.aten
+    # RemoveMixedTypeOperators.call_operator's promotion_type_allow_list, verbatim
+    return frozenset({aten.add.Tensor, aten.mul.Tensor, aten.sub.Tensor, aten.div.Tensor, aten.div.Tensor_mode,
+                      aten.minimum.default})
+
+
+def reaches_call_operator(op: Any) -> bool:
+    """Whether ``ExportPass`` hands a call of ``op`` to ``call_operator``: it sends ``getitem`` and
+    Python/sym operators to ``call_getitem``/``call_sym`` instead (anything else counts, which
+    only ever keeps more calls on the stock path)."""
+    import operator
+
+    return not (op is operator.getitem or getattr(op, "__module__", None) in ("_operator", "builtins", "math"))
+
+
+def reaches_the_view_branch(op: Any) -> bool:
+    """Whether ReplaceBrokenOpsWithFunctionalOpsPass would take (or fail on) its ``op.is_view`` branch:
+    any op reaching ``call_operator`` unless it says ``is_view`` is False (an op without the
+    attribute, an ``OpOverloadPacket``, fails there in stock and must keep the stock path)."""
+    return reaches_call_operator(op) and getattr(op, "is_view", None) is not False
+
+
+def _slots(op: Any, args: Any, kwargs: Any) -> Any:
+    """(value, schema argument) pairs, visited exactly as ``exir.pass_base.map_args`` visits them."""
+    for i, argument in enumerate(op._schema.arguments):
+        if argument.name in kwargs:
+            yield kwargs[argument.name], argument
+        elif not argument.kwarg_only and i < len(args):
+            yield args[i], argument
+
+
+def scalar_in_a_tensor_slot(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool:
+    """ScalarToTensorPass's ``try_coerce``: a Python float/int/bool where the schema wants a Tensor.
+    An op without a schema fails in ``map_args`` in stock: targeted, so it keeps that path."""
+    import torch
+
+    if getattr(op, "_schema", None) is None:
+        return True
+    return any(isinstance(value, (float, int, bool)) and isinstance(argument.type, torch.TensorType)
+               for value, argument in _slots(op, args, kwargs))
+
+
+def sym_in_a_tensor_slot(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool:
+    """SymToTensorPass's ``is_sym``: a graph value holding a SymInt/SymFloat/SymBool (exact type)
+    where the schema wants a Tensor. Without a schema: targeted, as above."""
+    import torch
+
+    if getattr(op, "_schema", None) is None:
+        return True
+    symbolic = (torch.SymInt, torch.SymFloat, torch.SymBool)
+    return any(isinstance(argument.type, torch.TensorType) and type(value_of(value)) in symbolic
+               for value, argument in _slots(op, args, kwargs))
+
+
+def _scalar_calls() -> OpFamily:
+    return OpFamily(reaches_call_operator, tuple, "a Python scalar in a Tensor slot", call_rule=scalar_in_a_tensor_slot)
+
+
+def _sym_calls() -> OpFamily:
+    return OpFamily(reaches_call_operator, tuple, "a SymInt/SymFloat/SymBool graph value in a Tensor slot",
+                    call_rule=sym_in_a_tensor_slot)
+
+
+def _aten_view_ops() -> List[Any]:
+    import torch
+
+    known = []
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
+            continue
+        aliased = [a.alias_info.is_write for a in schema.arguments if a.alias_info is not None]
+        if not aliased or any(aliased):
+            continue  # OpOverload.is_view's rule on the schema: resolve only the views (~130 of ~4,400)
+        packet = getattr(torch.ops.aten, schema.name[len("aten::"):], None)
+        op = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+        if isinstance(op, torch._ops.OpOverload):
+            known.append(op)
+    return known
+
+
+def _view_ops() -> OpFamily:
+    return OpFamily(reaches_the_view_branch, _aten_view_ops, "op.is_view, any namespace")
 
 
 _STD = "call_operator guards on self.target_ops; cold path is plain super().call_operator; no call()/tracer overrides"
@@ -208,6 +295,22 @@ REGISTRY: dict[str, Entry] = {
     "executorch.exir.passes.memory_format_ops_pass.MemoryFormatOpsPass": Entry(
         _dim_order_ops, skip_sound=True, copy_sound=True,
         why="`if not (isinstance(op, EdgeOpOverload) and op in DimOrderOpsMap): return super()...`"),
+    "executorch.exir.passes.remove_mixed_type_operators.RemoveMixedTypeOperators": Entry(
+        _mixed_type_ops, skip_sound=True, copy_sound=True,
+        why="call_operator returns plain super() unless op is in its 6-op promotion_type_allow_list; "
+            "no call()/tracer overrides"),
+    "executorch.exir.passes.replace_broken_ops_with_function_ops_pass.ReplaceBrokenOpsWithFunctionalOpsPass": Entry(
+        _view_ops, skip_sound=True, copy_sound=True,
+        why="call_operator rewrites only ops with op.is_view (an OpFamily: any namespace, by rule), else plain "
+            "super(); no call()/tracer overrides"),
+    "executorch.exir.passes.scalar_to_tensor_pass.ScalarToTensorPass": Entry(
+        _scalar_calls, skip_sound=True, copy_sound=True,
+        why="call_operator coerces only Python scalars in TensorType slots (map_args), else passes the call "
+            "unchanged to super(); call() only resets _modified around super().call()"),
+    "executorch.exir.passes.sym_to_tensor_pass.SymToTensorPass": Entry(
+        _sym_calls, skip_sound=True, copy_sound=True,
+        why="call_operator inserts scalar_tensor only for Sym* graph values in TensorType slots (map_args), "
+            "else passes the call unchanged to super(); no call()/tracer overrides"),
     # ---- retrace-only ARM passes: copy-sound with no targeted op, never skipped ----
     _AP + "broadcast_args_pass.BroadcastArgsPass": RETRACE_ONLY,
     _AP + "cast_int64_pass.CastInt64BuffersToInt32Pass": RETRACE_ONLY,

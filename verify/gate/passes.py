@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -317,6 +318,48 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
         return set(), True
 
 
+def claimed_ops(ops: Any) -> frozenset[str]:
+    """The op names an annotation claims; a rule-based family (`OpFamily`) also claims its rules,
+    by description and by a digest of their code (so editing a rule re-gates its pass, which
+    the names alone would not: a pure call rule names no op)."""
+    names = frozenset(op_name(op) for op in ops)
+    rule = getattr(ops, "rule", None)
+    if rule is None or not hasattr(ops, "description"):
+        return names
+    digest = hashlib.sha256()
+    for fn in (rule, getattr(ops, "call_rule", None)):
+        if fn is not None:
+            _digest_code(fn, digest, set())
+    return names | {f"rule: {ops.description} [{digest.hexdigest()[:16]}]"}
+
+
+def _digest_code(fn: Any, digest: Any, seen: set) -> None:
+    """Feed `fn`'s bytecode, constants and names into `digest`, and those of every function of its
+    own module it calls by global name (a rule's helpers are part of the rule)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return
+    seen.add(code)
+    stack, names = [code], []
+    while stack:
+        c = stack.pop()
+        digest.update(c.co_code)
+        digest.update(repr(c.co_names).encode())
+        names.extend(c.co_names)
+        for const in c.co_consts:
+            if hasattr(const, "co_code"):
+                stack.append(const)  # a nested function or comprehension
+            elif isinstance(const, frozenset):  # a set literal: its repr order follows the hash seed
+                digest.update(repr(sorted(map(repr, const))).encode())
+            else:
+                digest.update(repr(const).encode())
+    module_globals = getattr(fn, "__globals__", {})
+    for name in names:
+        helper = module_globals.get(name)
+        if getattr(helper, "__module__", None) == fn.__module__:
+            _digest_code(helper, digest, seen)
+
+
 @dataclass(frozen=True)
 class AnnotationClaim:
     """What an annotation claims, and so what the gate proves: `why` and `source` are left out."""
@@ -337,7 +380,7 @@ def _entry_claim(package: Any, value: Any) -> AnnotationClaim:
         names: frozenset[str] | str = "UPSTREAM"
     else:
         try:
-            names = frozenset(op_name(op) for op in (ops() if callable(ops) else ops))
+            names = claimed_ops(ops() if callable(ops) else ops)
         except Exception as exc:  # noqa: BLE001 - e.g. a module the entry names no longer exists
             names = f"unresolvable: {_one_line(exc)}"
     return AnnotationClaim(names, bool(skip_sound), bool(copy_sound))
@@ -345,7 +388,7 @@ def _entry_claim(package: Any, value: Any) -> AnnotationClaim:
 
 def _lookup_claim(package: Any, cls: type) -> AnnotationClaim:
     ann = package.lookup(cls)
-    return AnnotationClaim(frozenset(op_name(op) for op in ann.targeted_ops), ann.skip_sound, ann.copy_sound)
+    return AnnotationClaim(claimed_ops(ann.targeted_ops), ann.skip_sound, ann.copy_sound)
 
 
 def _changed_claims(old: Any, new: Any) -> set[str]:
