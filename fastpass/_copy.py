@@ -379,7 +379,7 @@ def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[...
     return interpreter_call_function
 
 
-def wrap_fx(original: Callable[..., Any]) -> Callable[..., Any]:
+def wrap_fx(original: Callable[..., Any], proxy_cls: Optional[type] = None) -> Callable[..., Any]:
     def fx_with_signature(self, kind, target, args, kwargs, meta):  # noqa: ANN001
         """Replacement for ``_ExportPassBase._fx``: stock, plus a creation signature."""
         res = original(self, kind, target, args, kwargs, meta)
@@ -387,10 +387,20 @@ def wrap_fx(original: Callable[..., Any]) -> Callable[..., Any]:
             node = res.node
         except Exception:
             return res
-        _sig.record(node, _sig.proxy_inputs(args, kwargs))
+        _sig.record(node, _sig.proxy_inputs(args, kwargs, proxy_cls))
         return res
 
     return fx_with_signature
+
+
+def wrap_torch_export_fx(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrap_fx`` for torch's ``_ExportPassBaseDeprecatedDoNotUse._fx`` (its ``ProxyValue`` is
+    torch's own). Why: ``to_edge`` runs torch's ReplaceViewOpsWithViewCopyOpsPass right before
+    the exir passes; without signatures on the nodes it dispatches, the next retrace would
+    dispatch every node again."""
+    from torch._export.pass_infra.proxy_value import ProxyValue
+
+    return wrap_fx(original, ProxyValue)
 
 
 def wrap_call_submodule(original: Callable[..., Any]) -> Callable[..., Any]:

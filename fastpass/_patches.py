@@ -39,6 +39,7 @@ class UntestedVersionError(RuntimeError):
 def patch_table() -> List[PatchPoint]:
     from executorch.backends.arm._passes.arm_pass import ArmPass
     from executorch.exir.pass_base import ExportPass, _ExportPassBase
+    from torch._export.pass_base import _ExportPassBaseDeprecatedDoNotUse as TorchExportPassBase
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx import Graph, GraphModule
     from torch.fx.passes.infra.pass_base import PassBase
@@ -56,6 +57,9 @@ def patch_table() -> List[PatchPoint]:
                    why="same for ARM passes (ArmPass overrides __call__); upstream should_run_pass is honoured first"),
         PatchPoint(_ExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_fx,
                    why="attach creation signatures (val + inputs) to every dispatched node"),
+        PatchPoint(TorchExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_torch_export_fx,
+                   why="the same for torch's export pass base (ReplaceViewOpsWithViewCopyOpsPass in to_edge), so "
+                       "the exir retrace after it can copy its nodes"),
         PatchPoint(ExportPass, "call_submodule", ("skip", "copy"), wrap=_copy.wrap_call_submodule,
                    why="track top-level vs nested submodule retrace (copy only at top level)"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,

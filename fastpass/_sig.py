@@ -2,8 +2,8 @@
 
 Why: both *skip* and *copy* must know that a node's ``meta["val"]`` is exactly
 what FakeTensor dispatch of ``(target, args)`` gives on specific input values.
-Every node built by ``_ExportPassBase._fx`` (i.e. by dispatch) or by the copy
-path gets a signature, kept in a module-level ``WeakKeyDictionary`` keyed by
+Every node built by ``_ExportPassBase._fx`` (i.e. by dispatch; also torch's own
+export pass base, whose ``_fx`` is the same code) or by the copy path gets a signature, kept in a module-level ``WeakKeyDictionary`` keyed by
 the ``fx.Node`` (never in ``meta`` nor on the node object, so graphs, metadata
 and pickles stay byte-identical; ``clear()`` on disable leaves no residue):
 
@@ -46,12 +46,15 @@ def leaves_of_type(obj: Any, cls: type, out: list) -> list:
     return out
 
 
-def proxy_inputs(args: Any, kwargs: Any) -> Tuple[Any, ...]:
-    from executorch.exir.pass_base import ProxyValue
+def proxy_inputs(args: Any, kwargs: Any, proxy_cls: Optional[type] = None) -> Tuple[Any, ...]:
+    """The input values of a ``_fx`` call; ``proxy_cls``: the pass base's ``ProxyValue`` class
+    (executorch's by default; torch's export pass base has its own)."""
+    if proxy_cls is None:
+        from executorch.exir.pass_base import ProxyValue as proxy_cls
 
     found: list = []
-    leaves_of_type(args, ProxyValue, found)
-    leaves_of_type(kwargs, ProxyValue, found)
+    leaves_of_type(args, proxy_cls, found)
+    leaves_of_type(kwargs, proxy_cls, found)
     return tuple(x.data for x in found)
 
 

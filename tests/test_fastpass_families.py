@@ -158,3 +158,25 @@ def test_fp_lowering_with_a_scalar_in_a_tensor_slot_is_identical_and_copies_the_
     # point: SymToTensorPass runs, and has no target to dispatch
     sym = runs["SymToTensorPass"]
     assert sym["ran"] and sym["copied"] > 0 and sym["dispatched"] < sym["copied"], sym
+
+
+def test_exir_retrace_after_torchs_view_copy_pass_copies_its_nodes():
+    """torch's ReplaceViewOpsWithViewCopyOpsPass (its own export pass base) runs right before the
+    exir passes of to_edge: the nodes it dispatches must carry creation signatures too, or the
+    next exir retrace dispatches every one of them again."""
+    from executorch.exir.passes.remove_mixed_type_operators import RemoveMixedTypeOperators
+    from torch._export.passes import ReplaceViewOpsWithViewCopyOpsPass
+
+    gm = _aten_graph(lambda x: torch.relu(x.permute(1, 0)).abs().neg(), torch.randn(2, 3))
+
+    def run():
+        viewless = ReplaceViewOpsWithViewCopyOpsPass()(copy.deepcopy(gm)).graph_module
+        return RemoveMixedTypeOperators()(viewless).graph_module
+
+    stock = _graph_text(run())
+    fastpass.reset_stats()
+    with fastpass.enabled(["copy"]):
+        fast = _graph_text(run())
+    assert fast == stock and any("permute_copy" in target for _, target, _ in stock)
+    mixed = [p for p in fastpass.stats()["per_pass"] if p["name"] == "RemoveMixedTypeOperators"]
+    assert mixed and mixed[0]["dispatched"] == 0 and mixed[0]["copied"] == 4, mixed
