@@ -31,7 +31,7 @@ hand afterwards.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, FrozenSet, List
+from typing import Any, Callable, FrozenSet, List, Optional
 
 from ._model import UPSTREAM, Entry, OpFamily
 
@@ -88,24 +88,31 @@ def reaches_the_view_branch(op: Any) -> bool:
     return reaches_call_operator(op) and getattr(op, "is_view", None) is not False
 
 
-def _slots(op: Any, args: Any, kwargs: Any) -> Any:
-    """(value, schema argument) pairs, visited exactly as ``exir.pass_base.map_args`` visits them."""
+def _tensor_slot_values(op: Any, args: Any, kwargs: Any) -> Optional[List[Any]]:
+    """The values in the schema's Tensor slots, visited exactly as ``exir.pass_base.map_args``
+    visits them; None for an op without a schema (``map_args`` fails on it in stock)."""
+    import torch
+
+    if getattr(op, "_schema", None) is None:
+        return None
+    values = []
     for i, argument in enumerate(op._schema.arguments):
         if argument.name in kwargs:
-            yield kwargs[argument.name], argument
+            value = kwargs[argument.name]
         elif not argument.kwarg_only and i < len(args):
-            yield args[i], argument
+            value = args[i]
+        else:
+            continue
+        if isinstance(argument.type, torch.TensorType):
+            values.append(value)
+    return values
 
 
 def scalar_in_a_tensor_slot(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool:
     """ScalarToTensorPass's ``try_coerce``: a Python float/int/bool where the schema wants a Tensor.
-    An op without a schema fails in ``map_args`` in stock: targeted, so it keeps that path."""
-    import torch
-
-    if getattr(op, "_schema", None) is None:
-        return True
-    return any(isinstance(value, (float, int, bool)) and isinstance(argument.type, torch.TensorType)
-               for value, argument in _slots(op, args, kwargs))
+    An op without a schema is targeted, so it keeps the stock path (and its failure)."""
+    values = _tensor_slot_values(op, args, kwargs)
+    return values is None or any(isinstance(value, (float, int, bool)) for value in values)
 
 
 def sym_in_a_tensor_slot(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool:
@@ -113,11 +120,9 @@ def sym_in_a_tensor_slot(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool
     where the schema wants a Tensor. Without a schema: targeted, as above."""
     import torch
 
-    if getattr(op, "_schema", None) is None:
-        return True
+    values = _tensor_slot_values(op, args, kwargs)
     symbolic = (torch.SymInt, torch.SymFloat, torch.SymBool)
-    return any(isinstance(argument.type, torch.TensorType) and type(value_of(value)) in symbolic
-               for value, argument in _slots(op, args, kwargs))
+    return values is None or any(type(value_of(value)) in symbolic for value in values)
 
 
 def _scalar_calls() -> OpFamily:
@@ -129,25 +134,22 @@ def _sym_calls() -> OpFamily:
                     call_rule=sym_in_a_tensor_slot)
 
 
-def _aten_view_ops() -> List[Any]:
+def _aten_ops() -> List[Any]:
+    """Every aten overload the dispatcher has a schema for (the family's rule picks the views)."""
     import torch
 
     known = []
     for schema in torch._C._jit_get_all_schemas():
-        if not schema.name.startswith("aten::"):
-            continue
-        aliased = [a.alias_info.is_write for a in schema.arguments if a.alias_info is not None]
-        if not aliased or any(aliased):
-            continue  # OpOverload.is_view's rule on the schema: resolve only the views (~130 of ~4,400)
-        packet = getattr(torch.ops.aten, schema.name[len("aten::"):], None)
-        op = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
-        if isinstance(op, torch._ops.OpOverload):
-            known.append(op)
+        if schema.name.startswith("aten::"):
+            packet = getattr(torch.ops.aten, schema.name[len("aten::"):], None)
+            op = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
+            if isinstance(op, torch._ops.OpOverload):
+                known.append(op)
     return known
 
 
 def _view_ops() -> OpFamily:
-    return OpFamily(reaches_the_view_branch, _aten_view_ops, "op.is_view, any namespace")
+    return OpFamily(reaches_the_view_branch, _aten_ops, "op.is_view, any namespace")
 
 
 _STD = "call_operator guards on self.target_ops; cold path is plain super().call_operator; no call()/tracer overrides"

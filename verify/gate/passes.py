@@ -324,7 +324,7 @@ def claimed_ops(ops: Any) -> frozenset[str]:
     the names alone would not: a pure call rule names no op)."""
     names = frozenset(op_name(op) for op in ops)
     rule = getattr(ops, "rule", None)
-    if rule is None or not hasattr(ops, "description"):
+    if rule is None:
         return names
     digest = hashlib.sha256()
     for fn in (rule, getattr(ops, "call_rule", None)):
