@@ -23,7 +23,8 @@ Features:
     gc          freeze the pre-lowering heap for the garbage collector (no patch point;
                 process-level settings, restored on disable)
     ciatable    run_decompositions' CompositeImplicitAutograd op table: materialize the
-                dispatcher's CIA ops only when something changed, install the overrides directly
+                dispatcher's CIA ops only when something changed (once per namespace walk),
+                install the overrides directly
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ fastpass has already made cheap.  Then ``_override_composite_implicit_decomp`` i
 Python kernels on each of ~560 ops through ``OperatorBase.py_impl``, whose nested function
 re-evaluates its ``Callable[...]`` annotations on every call (~0.3 s more).
 
-Two replacements, both exact:
+Three replacements, all exact:
 
 * ``materialize_once``: materializing is idempotent -- its only effect is the attributes that
   ``torch.ops``' ``__getattr__`` hooks create.  When the dispatcher returns the same names as
@@ -17,6 +17,15 @@ Two replacements, both exact:
   still an own attribute of its parent (so each ``getattr`` is a plain read: no ``__getattr__``
   hook runs), the stock call would do nothing, so it is not made.  Anything else (a new
   registration, a library destroyed and its op deleted) runs the original.
+* ``collect_all_valid_cia_ops``: upstream's walk over the op namespaces materializes before
+  each one (~43 per walk, five walks per lowering), and between two of them runs only its own
+  read-only loop (getattr of packets and overloads, schema and dispatcher queries): each
+  materialization after the first is then one that the check above would skip, yet costs that
+  check (~0.6 ms: the dispatcher's ~1,700 names and their attribute chains).  The replacement
+  is upstream's walk with one materialization, at the same point as the first stock one, and
+  it *verifies* the premise instead of assuming it: after the walk, the dispatcher must list
+  exactly the names that materialization saw and their attributes must still be in place.  If
+  anything changed during the walk, the result is thrown away and the original walk runs.
 * ``override_cia_decomp``: upstream's context manager, line for line, with each
   ``op.py_impl(key)(fn)`` written as what it does for a ``DispatchKey`` whose slot is known to
   be free (upstream only registers into free slots): ``op.py_kernels[key] = fn`` and
@@ -76,16 +85,27 @@ class _Materialized:
         return True
 
 
+    def unchanged(self, names: List[str]) -> bool:
+        """Would a materialization now, with the dispatcher listing ``names``, do nothing?"""
+        return names == self.names and self.still_materialized()
+
+
+# The last completed materialization, shared by the materialization and the walk replacements
+# (both rows of the one feature; reset when the materialization row is installed).
+_MEMO = _Materialized()
+
+
 def wrap_materialize(original: Callable[[], None]) -> Callable[[], None]:
     """Replacement for ``torch._export.utils._materialize_cpp_cia_ops`` (see module docstring)."""
     import torch
 
+    global _MEMO
     registrations = torch._C._dispatch_get_registrations_for_dispatch_key
-    memo = _Materialized()
+    memo = _MEMO = _Materialized()
 
     def materialize_once() -> None:
         names = registrations(_CIA_KEY)
-        if names == memo.names and memo.still_materialized():
+        if memo.unchanged(names):
             _stats.count_cia_materialization(skipped=True)
             return None
         memo.names = None
@@ -95,6 +115,56 @@ def wrap_materialize(original: Callable[[], None]) -> Callable[[], None]:
         return None
 
     return materialize_once
+
+
+def wrap_collect(original: Callable[[], Any]) -> Callable[[], Any]:
+    """Replacement for ``_collect_all_valid_cia_ops`` in ``torch._export.utils`` and in the two
+    modules that import it by name (``torch.export.exported_program``, ``.decomp_utils``).
+
+    Upstream's body, with its per-namespace ``_collect_all_valid_cia_ops_for_namespace`` written
+    as one materialization before the first namespace it reaches plus, per namespace, that
+    function's own loop (``_preservable_cia_ops_in``).  Upstream's helpers are read from
+    ``torch._export.utils`` at call time, as the original reads its globals."""
+    import torch
+    import torch._export.utils as export_utils
+
+    registrations = torch._C._dispatch_get_registrations_for_dispatch_key
+
+    def collect_all_valid_cia_ops() -> set:
+        cia_ops: set = set()
+        materialized = False
+        for op_namespace_name in torch.ops._dir:
+            if op_namespace_name != "aten":
+                if not hasattr(torch.ops, op_namespace_name):
+                    raise AssertionError(f"torch.ops does not have attribute {op_namespace_name!r}")
+                op_namespace = getattr(torch.ops, op_namespace_name)
+                if isinstance(op_namespace, torch._ops._OpNamespace):
+                    if not materialized:
+                        export_utils._materialize_cpp_cia_ops()
+                        materialized = True
+                    cia_ops |= _preservable_cia_ops_in(op_namespace, export_utils._is_preservable_cia_op)
+            else:
+                cia_ops |= export_utils._collect_all_valid_cia_ops_for_aten_namespace()
+        if materialized and not _MEMO.unchanged(registrations(_CIA_KEY)):
+            # The walk itself changed what a materialization would do: the stock walk would
+            # have materialized again before a later namespace. Run it.
+            _stats.count_cia_walk(fused=False)
+            return original()
+        _stats.count_cia_walk(fused=True)
+        return cia_ops
+
+    return collect_all_valid_cia_ops
+
+
+def _preservable_cia_ops_in(op_namespace: Any, is_preservable: Callable[[Any], bool]) -> set:
+    """Step 2 of upstream's ``_collect_all_valid_cia_ops_for_namespace``, line for line."""
+    cia_ops = set()
+    for op in op_namespace:
+        op_packet = getattr(op_namespace, op)
+        for op_overload in op_packet.op_overloads():
+            if is_preservable(op_overload):
+                cia_ops.add(op_overload)
+    return cia_ops
 
 
 def wrap_override(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -45,6 +45,7 @@ def patch_table() -> List[PatchPoint]:
     from torch.fx.passes.infra.pass_base import PassBase
     from torch.fx.traceback import NodeSource
     import torch._export.utils as export_utils
+    import torch.export.decomp_utils as decomp_utils
     import torch.export.exported_program as exported_program
 
     from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance
@@ -87,6 +88,14 @@ def patch_table() -> List[PatchPoint]:
         PatchPoint(export_utils, "_materialize_cpp_cia_ops", ("ciatable",), wrap=_ciatable.wrap_materialize,
                    why="run_decompositions materializes the dispatcher's CIA ops once per op namespace (~215 "
                        "times per lowering): skip a call that would only re-read attributes that all exist"),
+        PatchPoint(export_utils, "_collect_all_valid_cia_ops", ("ciatable",), wrap=_ciatable.wrap_collect,
+                   why="its walk over ~43 op namespaces materializes before each one (5 walks per lowering): "
+                       "materialize once, then verify that the walk changed nothing a materialization reads "
+                       "(else run the original walk)"),
+        PatchPoint(exported_program, "_collect_all_valid_cia_ops", ("ciatable",), wrap=_ciatable.wrap_collect,
+                   why="the same walk, bound by name at import (run_decompositions' table split)"),
+        PatchPoint(decomp_utils, "_collect_all_valid_cia_ops", ("ciatable",), wrap=_ciatable.wrap_collect,
+                   why="the same walk, bound by name at import (CustomDecompTable.materialize)"),
         PatchPoint(exported_program, "_override_composite_implicit_decomp", ("ciatable",),
                    wrap=_ciatable.wrap_override,
                    why="install the CIA overrides with direct py_kernels writes instead of ~36,000 "

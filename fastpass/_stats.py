@@ -57,6 +57,8 @@ class _State:
     cia_materialized: int = 0  # _materialize_cpp_cia_ops calls made (ciatable)
     cia_materializations_skipped: int = 0  # ... and not made: nothing to materialize
     cia_ops_overridden: int = 0  # ops whose CIA kernels the fast override installed
+    cia_walks_fused: int = 0  # namespace walks with one materialization, verified unchanged after
+    cia_walks_rerun: int = 0  # ... whose walk changed the registrations: the stock walk was run
     # Pass invocations currently open (enter_pass without leave_pass): a pass called from inside
     # another one records depth > 0, so its time is not counted twice in time_in_passes_s.
     open_passes: int = 0
@@ -105,6 +107,13 @@ def count_cia_materialization(skipped: bool) -> None:
         _S.cia_materialized += 1
 
 
+def count_cia_walk(fused: bool) -> None:
+    if fused:
+        _S.cia_walks_fused += 1
+    else:
+        _S.cia_walks_rerun += 1
+
+
 def count_cia_override(ops: int) -> None:
     _S.cia_ops_overridden += ops
 
@@ -137,6 +146,7 @@ def reset() -> None:
     _S.ext_hits = _S.ext_misses = 0
     _S.code_deferred = _S.code_generated = 0
     _S.cia_materialized = _S.cia_materializations_skipped = _S.cia_ops_overridden = 0
+    _S.cia_walks_fused = _S.cia_walks_rerun = 0
     _S.fake_hits_base = _S.fake_misses_base = None
     if active:
         start_fake_window()
@@ -168,6 +178,8 @@ def snapshot() -> Dict[str, Any]:
         "cia_materialized": _S.cia_materialized,
         "cia_materializations_skipped": _S.cia_materializations_skipped,
         "cia_ops_overridden": _S.cia_ops_overridden,
+        "cia_walks_fused": _S.cia_walks_fused,
+        "cia_walks_rerun": _S.cia_walks_rerun,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
         "per_pass": [r.as_dict() for r in recs],
     }

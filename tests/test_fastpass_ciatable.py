@@ -58,9 +58,52 @@ def test_ciatable_materializes_once_and_finds_the_stock_table():
         second = _valid_cia_ops()
         st = fastpass.stats()
     assert first == stock and second == stock
-    # one walk of ~43 namespaces materializes once; the rest are skipped
+    # each walk of ~43 namespaces materializes once, not once per namespace; the second
+    # walk's materialization is skipped (nothing new), and both walks were verified unchanged
     assert st["cia_materialized"] == 1, st
-    assert st["cia_materializations_skipped"] > 10, st
+    assert st["cia_materializations_skipped"] == 1, st
+    assert (st["cia_walks_fused"], st["cia_walks_rerun"]) == (2, 0), st
+
+
+def test_ciatable_walk_is_the_stock_one_in_every_module_that_binds_it():
+    """run_decompositions reaches the walk through two modules' own bindings: both are replaced."""
+    import torch.export.decomp_utils as decomp_utils
+
+    stock = _valid_cia_ops()
+    with fastpass.enabled(["ciatable"]):
+        for module in (export_utils, exported_program, decomp_utils):
+            before = fastpass.stats()["cia_walks_fused"]
+            assert set(module._collect_all_valid_cia_ops()) == stock, module.__name__
+            assert fastpass.stats()["cia_walks_fused"] == before + 1, module.__name__
+
+
+def test_ciatable_walk_that_registers_an_op_is_rerun_stock(cia_library, monkeypatch):
+    """The one materialization per walk rests on the walk changing nothing: a walk during which
+    an op is registered (here by the preservability check, on its first call) must find that
+    op as the stock walk does -- by re-running the stock walk."""
+    real = export_utils._is_preservable_cia_op
+
+    def registering_on_first_call(name):
+        state = {"done": False}
+
+        def check(op):
+            if not state["done"]:
+                state["done"] = True
+                cia_library(name)
+            return real(op)
+
+        return check
+
+    monkeypatch.setattr(export_utils, "_is_preservable_cia_op", registering_on_first_call("during_stock"))
+    stock = {op.name() for op in _valid_cia_ops()}
+    assert f"{_NAMESPACE}::during_stock" in stock
+    with fastpass.enabled(["ciatable"]):
+        _valid_cia_ops()  # materialized before the injection, so the walk below can be fused
+        monkeypatch.setattr(export_utils, "_is_preservable_cia_op", registering_on_first_call("during_fast"))
+        fast = {op.name() for op in _valid_cia_ops()}
+        st = fastpass.stats()
+    assert f"{_NAMESPACE}::during_fast" in fast
+    assert st["cia_walks_rerun"] == 1, st
 
 
 def test_ciatable_rematerializes_after_a_new_registration(cia_library):
