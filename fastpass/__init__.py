@@ -2,7 +2,8 @@
 
 Public API (stable; see README/docstrings of the private modules for the why):
 
-    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
+    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
+                                   "verifyonce")
     enabled(features=None, allow_untested_versions=False)   context manager
     enable(features=None, allow_untested_versions=False); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -25,6 +26,8 @@ Features:
     ciatable    run_decompositions' CompositeImplicitAutograd op table: materialize the
                 dispatcher's CIA ops only when something changed (once per namespace walk),
                 install the overrides directly
+    verifyonce  the edge dialect's dtype verifier: don't re-run a check that already passed
+                on exactly this graph state
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ re-dispatch rule), symbolic shapes, FakeTensor constants, a different fake
 mode, aliasing ops whose inputs are not the very same objects, the two ops
 ``ArmPass.call_operator`` special-cases, and nested submodules.
 
-This module also hosts the two small hooks both *copy* and *skip* need:
-``wrap_fx`` (records creation signatures on every dispatched node)
+This module also hosts the small hooks both *copy* and *skip* need:
+``wrap_fx`` (records creation signatures on every dispatched node),
+``wrap_node_copy`` (hands a signature on to a node's copy)
 and ``wrap_call_submodule`` (top-level vs nested retrace depth).
 """
 
@@ -401,6 +402,17 @@ def wrap_torch_export_fx(original: Callable[..., Any]) -> Callable[..., Any]:
     from torch._export.pass_infra.proxy_value import ProxyValue
 
     return wrap_fx(original, ProxyValue)
+
+
+def wrap_node_copy(original: Callable[..., Any]) -> Callable[..., Any]:
+    def node_copy_with_signature(self, node, arg_transform=None):  # noqa: ANN001
+        """Replacement for ``torch.fx.Graph.node_copy``: stock, plus the source's creation
+        signature for the copy where it still holds (``_sig.transfer``)."""
+        copy = original(self, node) if arg_transform is None else original(self, node, arg_transform)
+        _sig.transfer(node, copy)
+        return copy
+
+    return node_copy_with_signature
 
 
 def wrap_call_submodule(original: Callable[..., Any]) -> Callable[..., Any]:

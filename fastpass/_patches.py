@@ -25,7 +25,8 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 from . import _context, _stats
 from .patching import PatchPoint, Patches
 
-FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
+FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
+                             "verifyonce")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
@@ -45,10 +46,11 @@ def patch_table() -> List[PatchPoint]:
     from torch.fx.passes.infra.pass_base import PassBase
     from torch.fx.traceback import NodeSource
     import torch._export.utils as export_utils
+    import executorch.exir.verification.verifier as edge_verifier
     import torch.export.decomp_utils as decomp_utils
     import torch.export.exported_program as exported_program
 
-    from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance
+    from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance, _verifyonce
 
     return [
         PatchPoint(PassBase, "__call__", ALWAYS, wrap=_passcall.wrap_passbase_call,
@@ -61,6 +63,9 @@ def patch_table() -> List[PatchPoint]:
         PatchPoint(TorchExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_torch_export_fx,
                    why="the same for torch's export pass base (ReplaceViewOpsWithViewCopyOpsPass in to_edge), so "
                        "the exir retrace after it can copy its nodes"),
+        PatchPoint(Graph, "node_copy", ("skip", "copy"), wrap=_copy.wrap_node_copy,
+                   why="hand a node's creation signature on to its copy (partitioning copies every node into "
+                       "the delegate's graph), so the delegate's first retraces can copy or skip them"),
         PatchPoint(ExportPass, "call_submodule", ("skip", "copy"), wrap=_copy.wrap_call_submodule,
                    why="track top-level vs nested submodule retrace (copy only at top level)"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,
@@ -100,6 +105,11 @@ def patch_table() -> List[PatchPoint]:
                    wrap=_ciatable.wrap_override,
                    why="install the CIA overrides with direct py_kernels writes instead of ~36,000 "
                        "py_impl calls (a full copy of upstream's body: the original is not called)"),
+        PatchPoint(edge_verifier, "_check_tensor_args_matching_op_allowed_dtype", ("verifyonce",),
+                   wrap=_verifyonce.wrap_check_dtypes,
+                   why="the edge verifier re-executes every node in fake mode to check op dtypes, 12 times per "
+                       "lowering, 6 of them on a graph state already checked (ResNet8): skip a check that "
+                       "already passed on exactly this state (ops, targets, args, vals and their metadata)"),
     ]
 
 

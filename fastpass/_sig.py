@@ -3,7 +3,9 @@
 Why: both *skip* and *copy* must know that a node's ``meta["val"]`` is exactly
 what FakeTensor dispatch of ``(target, args)`` gives on specific input values.
 Every node built by ``_ExportPassBase._fx`` (i.e. by dispatch; also torch's own
-export pass base, whose ``_fx`` is the same code) or by the copy path gets a signature, kept in a module-level ``WeakKeyDictionary`` keyed by
+export pass base, whose ``_fx`` is the same code) or by the copy path gets a signature, and
+``Graph.node_copy`` hands it on to the copy (``transfer``: partitioning copies every node into
+the delegate's graph, whose first retraces would otherwise dispatch them all again), kept in a module-level ``WeakKeyDictionary`` keyed by
 the ``fx.Node`` (never in ``meta`` nor on the node object, so graphs, metadata
 and pickles stay byte-identical; ``clear()`` on disable leaves no residue):
 
@@ -116,6 +118,39 @@ def get_valid(node: torch.fx.Node) -> Optional[Sig]:
     except Exception:
         return None
     return sig
+
+
+def same_structure(old: Any, new: Any) -> bool:
+    """Whether ``new`` is ``old`` with each Node replaced by a Node, nothing else changed: what
+    ``Graph.node_copy`` makes of a node's args when its ``arg_transform`` maps Nodes to Nodes
+    (literals are passed through as the very same objects)."""
+    if isinstance(old, torch.fx.Node):
+        return isinstance(new, torch.fx.Node)
+    if isinstance(old, (list, tuple)):
+        return (type(new) is type(old) and len(new) == len(old)
+                and all(same_structure(x, y) for x, y in zip(old, new)))
+    if isinstance(old, dict):
+        return (type(new) is type(old) and list(new) == list(old)
+                and all(same_structure(old[k], new[k]) for k in old))
+    return new is old
+
+
+def transfer(source: torch.fx.Node, copy: torch.fx.Node) -> bool:
+    """Give ``copy`` (``Graph.node_copy`` of ``source``) the signature of ``source`` if that is
+    still valid and describes the copy too: same target, the same val object (node_copy copies
+    meta shallowly), args that differ only in which Nodes they name. The signature states that
+    dispatching the target on inputs with values ``in_data`` gave that val; the copy's own
+    inputs are compared with ``in_data`` wherever the signature is used, as for any node."""
+    sig = get_valid(source)
+    if sig is None:
+        return False
+    val, target, _, _, in_data = sig
+    if copy.target is not target or copy.meta.get("val", None) is not val:
+        return False
+    if not (same_structure(source.args, copy.args) and same_structure(source.kwargs, copy.kwargs)):
+        return False
+    record(copy, in_data)
+    return True
 
 
 def same_leaves(a: Any, b: Any) -> bool:

@@ -59,6 +59,8 @@ class _State:
     cia_ops_overridden: int = 0  # ops whose CIA kernels the fast override installed
     cia_walks_fused: int = 0  # namespace walks with one materialization, verified unchanged after
     cia_walks_rerun: int = 0  # ... whose walk changed the registrations: the stock walk was run
+    dtype_checks_run: int = 0  # edge dtype verifier runs (verifyonce)
+    dtype_checks_skipped: int = 0  # ... not run: that graph state already passed
     # Pass invocations currently open (enter_pass without leave_pass): a pass called from inside
     # another one records depth > 0, so its time is not counted twice in time_in_passes_s.
     open_passes: int = 0
@@ -114,6 +116,13 @@ def count_cia_walk(fused: bool) -> None:
         _S.cia_walks_rerun += 1
 
 
+def count_verification(skipped: bool) -> None:
+    if skipped:
+        _S.dtype_checks_skipped += 1
+    else:
+        _S.dtype_checks_run += 1
+
+
 def count_cia_override(ops: int) -> None:
     _S.cia_ops_overridden += ops
 
@@ -147,6 +156,7 @@ def reset() -> None:
     _S.code_deferred = _S.code_generated = 0
     _S.cia_materialized = _S.cia_materializations_skipped = _S.cia_ops_overridden = 0
     _S.cia_walks_fused = _S.cia_walks_rerun = 0
+    _S.dtype_checks_run = _S.dtype_checks_skipped = 0
     _S.fake_hits_base = _S.fake_misses_base = None
     if active:
         start_fake_window()
@@ -180,6 +190,9 @@ def snapshot() -> Dict[str, Any]:
         "cia_ops_overridden": _S.cia_ops_overridden,
         "cia_walks_fused": _S.cia_walks_fused,
         "cia_walks_rerun": _S.cia_walks_rerun,
+        # the edge dialect's dtype verifier (verifyonce)
+        "dtype_checks_run": _S.dtype_checks_run,
+        "dtype_checks_skipped": _S.dtype_checks_skipped,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
         "per_pass": [r.as_dict() for r in recs],
     }

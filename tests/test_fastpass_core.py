@@ -29,7 +29,8 @@ def _originals():
 
 
 def test_features_tuple():
-    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable")
+    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
+                                 "verifyonce")
 
 
 @pytest.mark.parametrize(
@@ -545,6 +546,12 @@ def test_registry_classes_override_no_other_callbacks():
         "ExportTracer", "ExportInterpreter", "inputs", "on_attr", "__call__",
     )
     allowed = {ArmPass, ArmOpTargetedPass, ExportPass, _ExportPassBase, PassBase, object, abc.ABC}
+    # Reviewed exceptions: (class, callback) -> why copying stays exact.
+    reviewed = {
+        ("SymbolicToTosaShapesPass", "call_sym"): "call_sym sees only Python/sym operator nodes, which the copy "
+        "path never copies (_copy_candidate: OpOverloads only); a value it rewrites reaches its users as a "
+        "new input, compared with the signature's like any other",
+    }
     bad = []
     for name, entry in arm_registry.REGISTRY.items():
         if not entry.copy_sound:
@@ -556,7 +563,8 @@ def test_registry_classes_override_no_other_callbacks():
             if base in allowed:
                 continue
             for k in callbacks:
-                if k in vars(base) and not (base is cls and k == "call_operator" and ann.targeted_ops):
+                if k in vars(base) and not (base is cls and k == "call_operator" and ann.targeted_ops) \
+                        and (base.__name__, k) not in reviewed:
                     bad.append((name, base.__name__, k))
     assert not bad
 

@@ -99,6 +99,16 @@ def test_all_features_identical(quantized, stock):
     assert st["passes_skipped"] > 0 and st["nodes_copied"] > 0 and st["fakecache_ext_hits"] > 0
 
 
+def test_the_delegate_graph_keeps_the_signatures_partitioning_copied(quantized, stock):
+    """Partitioning copies every node into the delegate's graph (Graph.node_copy); with the
+    signatures handed on, the backend's first retrace (FuseQuantizedActivationPass) copies the
+    nodes it does not target instead of dispatching them all."""
+    fp, st = _fast(quantized, ["copy"])
+    assert fp == stock
+    first = next(p for p in st["per_pass"] if p["name"] == "FuseQuantizedActivationPass")
+    assert first["copied"] > first["dispatched"], first
+
+
 def test_skip_alone(quantized, stock, monkeypatch):
     from executorch.backends.arm._passes.convert_minmax_pass import ConvertMinMaxPass
 
@@ -166,4 +176,12 @@ def test_ciatable_alone(quantized, stock):
     fp, st = _fast(quantized, ["ciatable"])
     assert fp == stock
     assert st["cia_materializations_skipped"] > st["cia_materialized"] > 0
+    assert st["cia_walks_fused"] > 0 and st["cia_walks_rerun"] == 0
     assert st["cia_ops_overridden"] > 0 and st["nodes_copied"] == 0
+
+
+def test_verifyonce_alone(quantized, stock):
+    fp, st = _fast(quantized, ["verifyonce"])
+    assert fp == stock
+    assert st["dtype_checks_skipped"] > 0 and st["dtype_checks_run"] > 0
+    assert st["nodes_copied"] == 0 and st["cia_walks_fused"] == 0

@@ -497,6 +497,72 @@ def test_fakecache_lifts_non_builtin_only_for_executorch_namespaces():
         lib._destroy()
 
 
+# ------------------------------------------------- signatures handed on by Graph.node_copy
+
+
+def _copied_graph(transform_of):
+    """A retraced add/relu/mul/neg graph (signatures recorded), copied node by node into a new
+    graph with ``Graph.node_copy``; ``transform_of(env)`` is the copy's ``arg_transform``.
+    Returns (source graph module, {source node: copy})."""
+    from fastpass import _sig  # noqa: F401  (the signatures live there)
+
+    gm = _retrace(_retrace(_add_graph()))
+    graph = torch.fx.Graph()
+    env = {}
+    for node in gm.graph.nodes:
+        env[node] = graph.node_copy(node, transform_of(env))
+    return gm, env
+
+
+def test_node_copy_hands_the_signature_on_to_a_faithful_copy():
+    """The baseline: a copy that names other Nodes in the same places, same target, same val
+    object (node_copy copies meta shallowly), is described by its source's signature."""
+    from fastpass import _sig
+
+    with fastpass.enabled(["copy"]):
+        gm, env = _copied_graph(lambda env: lambda n: env[n])
+        calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+        assert calls and all(_sig.get_valid(n) is not None for n in calls)
+        assert all(_sig.get_valid(env[n]) is not None for n in calls)
+        assert _sig.get_valid(env[calls[0]])[_sig.IN_DATA] is _sig.get_valid(calls[0])[_sig.IN_DATA]
+
+
+def test_node_copy_withholds_the_signature_when_an_input_became_a_literal():
+    """Rule: the copy's args must differ from the source's only in which Nodes they name. A copy
+    of add(x, y) whose ``y`` became the literal 1.0 computes add(x, 1.0): the signature (values
+    of x and y) would line up the copy's one input with x alone and call its val reproduced."""
+    from fastpass import _sig
+
+    def literal_for_y(env):
+        return lambda n: 1.0 if n.name == "y" else env[n]
+
+    with fastpass.enabled(["copy"]):
+        gm, env = _copied_graph(literal_for_y)
+        add = _node(gm, A.add.Tensor)
+        assert _sig.get_valid(add) is not None
+        assert env[add].args[1] == 1.0
+        assert _sig.get_valid(env[add]) is None
+
+
+def test_node_copy_withholds_the_signature_of_a_node_rewired_since_its_dispatch():
+    """Rule: only a still-valid signature is handed on. relu rewired from add to the input y
+    after its dispatch keeps its val object, and its copy has the same shape of args: the
+    source's signature no longer describes either."""
+    from fastpass import _sig
+
+    with fastpass.enabled(["copy"]):
+        gm = _retrace(_retrace(_add_graph()))
+        relu = _node(gm, A.relu.default)
+        relu.args = (next(n for n in gm.graph.nodes if n.name == "y"),)
+        assert _sig.get_valid(relu) is None
+        graph = torch.fx.Graph()
+        env = {}
+        for node in gm.graph.nodes:
+            env[node] = graph.node_copy(node, lambda n: env[n])
+        assert _sig.get_valid(env[relu]) is None
+        assert _sig.get_valid(env[_node(gm, A.add.Tensor)]) is not None
+
+
 # ------------------------------------------------------------------ skip: fixed points
 
 

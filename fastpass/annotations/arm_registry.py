@@ -134,6 +134,42 @@ def _sym_calls() -> OpFamily:
                     call_rule=sym_in_a_tensor_slot)
 
 
+def shape_operand_in_a_list(op: Any, args: Any, kwargs: Any, value_of: Any) -> bool:
+    """SymbolicToTosaShapesPass's ``call_operator``: it rewrites ``aten.sym_size.int`` and a call
+    one of whose positional list/tuple arguments holds a raw SymInt or a graph value marked as a
+    TOSA shape (it materializes them); every other call goes unchanged to ``super()``. (A node
+    whose own meta is shape-marked is forwarded unchanged even then: counting it as targeted
+    only keeps it on the stock path.)"""
+    import torch
+
+    if op == torch.ops.aten.sym_size.int:
+        return True
+    return any(isinstance(arg, (list, tuple)) and len(arg) > 0 and _holds_shape_operand(arg) for arg in args)
+
+
+def _holds_shape_operand(arg: Any) -> bool:
+    """Upstream's ``_has_raw_symint_arg or _has_shape_proxy_arg`` for one argument; a graph
+    value is a retrace's ProxyValue (its node's meta) or, in a graph, the Node itself."""
+    import torch
+    from executorch.backends.arm.tosa.dialect.shape import meta_has_shape_mark
+    from executorch.exir.pass_base import ProxyValue
+
+    if isinstance(arg, torch.SymInt):
+        return True
+    if isinstance(arg, ProxyValue):
+        return meta_has_shape_mark(getattr(arg.node, "meta", {}))
+    if isinstance(arg, torch.fx.Node):
+        return meta_has_shape_mark(arg.meta)
+    if isinstance(arg, (list, tuple)):
+        return any(_holds_shape_operand(a) for a in arg)
+    return False
+
+
+def _shape_operand_calls() -> OpFamily:
+    return OpFamily(reaches_call_operator, tuple, "aten.sym_size.int, or a raw SymInt or TOSA-shape value in a "
+                    "positional list argument", call_rule=shape_operand_in_a_list)
+
+
 def _aten_ops() -> List[Any]:
     """Every aten overload the dispatcher has a schema for (the family's rule picks the views)."""
     import torch
@@ -290,6 +326,11 @@ REGISTRY: dict[str, Entry] = {
     _AP + "remove_noop_pass.RemoveNoopPass": Entry(
         UPSTREAM, skip_sound=False, copy_sound=True,
         why="guard on target_ops; call() runs eliminate_dead_code after the retrace, so not skip-sound for fastpass"),
+    _AP + "symbolic_to_tosa_shape_pass.SymbolicToTosaShapesPass": Entry(
+        _shape_operand_calls, skip_sound=False, copy_sound=True,
+        why="call_operator rewrites sym_size.int and calls with shape operands in a positional list argument "
+            "(materialized as TOSA shape ops), else super().call_operator unchanged; call_sym only for sym "
+            "nodes (never copied); skipping stays with upstream's should_run_pass"),
     # ---- exir passes run by to_edge_transform_and_lower ----
     "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass": Entry(
         _aten_t, skip_sound=True, copy_sound=True,
