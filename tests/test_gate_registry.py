@@ -70,3 +70,22 @@ def test_top_up_draws_for_passes_short_of_evidence(tmp_path):
     assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED)
     assert (v.verdict is GateVerdict.SOUND) == (copy.examples_with_action >= 3)
     assert Feature.SKIP in v.waived  # op-targeted upstream: fastpass's skip never applies
+
+
+NORMALIZE_TRANSPOSE = "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass"
+
+
+def test_top_up_withdraws_the_skip_claim_of_a_pass_skip_always_took(tmp_path):
+    """NormalizeTransposePass targets aten.t only: on relu/neg graphs fastpass skips every call of
+    it, so its copy claim never had a call to act in (copy-starved). The top-up lowers it with its
+    skip claim withdrawn, and the copy evidence comes from calls it then ran and copied in. Without
+    that, the verdict stays unexercised (the mutation this test exists to catch)."""
+    with check.quiet():
+        classes = {NORMALIZE_TRANSPOSE: gp.annotated_passes()[NORMALIZE_TRANSPOSE]}
+    (v,) = run.gate_registry(classes, 2, ["edge-fp"], tmp_path, seed=3, max_ops=2, shrink_seconds=15,
+                             ops=["relu", "neg"], direct_examples=0, min_evidence=2, top_up=4,
+                             top_up_seconds=900)
+    skip, copy = v.evidence[Feature.SKIP], v.evidence[Feature.COPY]
+    assert skip.examples_with_action >= 2, skip.to_json()  # the main search: every call skipped
+    assert copy.calls_ran >= 2 and copy.examples_with_action >= 2, copy.to_json()
+    assert v.verdict is GateVerdict.SOUND, (v.verdict, v.reason)

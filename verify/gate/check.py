@@ -201,8 +201,10 @@ def input_ops(observation, pass_name: str) -> frozenset[str]:
     return frozenset(ops)
 
 
-def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None) -> Outcome:
-    """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated."""
+def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None,
+                     copy_only: Any = ()) -> Outcome:
+    """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated;
+    the passes in `copy_only` without their skip claim (passes.only)."""
     from verify.compare.checks import compare, first_divergence, order_recheck
     from verify.lowering.lower import lower
 
@@ -213,7 +215,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
         except Exception as exc:  # noqa: BLE001
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         stock = _stock(spec, target)
-        with gp.only(keep if keep is not None else cls):
+        with gp.only(keep if keep is not None else cls, copy_only):
             fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]

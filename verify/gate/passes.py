@@ -200,16 +200,26 @@ def ensure_annotation(cls: type) -> str:
 
 
 @contextlib.contextmanager
-def only(keep: Iterable[type] | type | None) -> Iterator[None]:
+def only(keep: Iterable[type] | type | None, copy_only: Iterable[type] = ()) -> Iterator[None]:
     """Neutralise the annotation of every known pass except `keep` (an `annotations.overridden`
-    context: leaving it restores the entries exactly)."""
+    context: leaving it restores the entries exactly). The passes in `copy_only` (among `keep`)
+    keep their annotation with its skip claim withdrawn: fastpass then runs them and copies in
+    them, where its skip would have taken every call (the copy claim's only way to be exercised)."""
+    from dataclasses import replace
+
     from fastpass.annotations import Entry, entries, overridden
 
     keep_set = {keep} if isinstance(keep, type) else set(keep or ())
     keep_names = {qualname(c) for c in keep_set}
     neutral = Entry(frozenset(), skip_sound=False, copy_sound=False, why="verify gate: neutralised")
     names = set(entries()) | {qualname(c) for c in export_pass_classes()}
-    with overridden({name: neutral for name in names - keep_names}):
+    changes = {name: neutral for name in names - keep_names}
+    registry = entries()
+    for cls in copy_only:
+        name = qualname(cls)
+        if name in keep_names and name in registry:
+            changes[name] = replace(registry[name], skip_sound=False)
+    with overridden(changes):
         yield
 
 

@@ -363,10 +363,21 @@ class _Registry:
                 evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped,
                              ran=c.ran, dispatched=c.dispatched)
 
+    def copy_starved(self, qn: str) -> bool:
+        """Short of copy evidence because fastpass's skip took every call of the pass that ran so
+        far (it claims both; its copy never had a call to act in)."""
+        v = self.verdicts[qn]
+        copy = v.evidence.get(Feature.COPY)
+        return (Feature.COPY in self.lacking(qn) and Feature.SKIP in v.evidence
+                and copy is not None and copy.invocations > copy.upstream_skipped and copy.calls_ran == 0)
+
     def search(self, stage: str, active: set[str], strategy_of: Callable[[list[str]], Any], budget: int,
-               label: str, deadline: float | None = None, until: Callable[[], bool] | None = None) -> int:
+               label: str, deadline: float | None = None, until: Callable[[], bool] | None = None,
+               copy_only: Callable[[str], bool] = lambda qn: False) -> int:
         """Search `budget` graphs from `strategy_of(sorted active)`; on a divergence, pin it on its
-        pass, classify it, drop it from `active` and go on with the rest. Returns graphs lowered."""
+        pass, classify it, drop it from `active` and go on with the rest. Returns graphs lowered.
+        `copy_only(qn)`: lower that pass with its skip claim withdrawn in this search (read once
+        per round, as the strategy is: Hypothesis replays and shrinks by re-running)."""
         done = 0
         max_culprits = 10
         for _culprit in range(max_culprits + 1):
@@ -374,15 +385,19 @@ class _Registry:
                 break
             names = sorted(active)
             keep = [self.classes[qn] for qn in names]
+            without_skip = [self.classes[qn] for qn in names if copy_only(qn)]
+            if without_skip:
+                _log(f"  [{stage}{label}] {len(without_skip)} pass(es) lowered without their skip claim, so "
+                     f"that their copy acts: {', '.join(c.__name__ for c in without_skip)}")
             counter = {"n": 0}
             self.rounds += 1
 
-            def body(spec, keep=keep):
+            def body(spec, keep=keep, without_skip=without_skip):
                 if ((deadline is not None and time.monotonic() > deadline) or (until is not None and until())
                         or _stopped()):
                     return check.Outcome(False, vacuous=_NOT_DRAWN)
                 try:
-                    return check.pipeline_example(spec, None, "both", stage, keep=keep)
+                    return check.pipeline_example(spec, None, "both", stage, keep=keep, copy_only=without_skip)
                 except Exception as exc:  # noqa: BLE001
                     return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
 
@@ -507,9 +522,13 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     # Top-up: the passes still short whose graphs can be biased (a vocabulary op yields one of
     # their targeted ops, or they lack skip evidence: graphs without them always exist). Passes
     # with evidence stay active (fastpass on for them, as it is used).
+    # A pass fastpass skipped in every call so far gets its copy evidence only with its skip
+    # claim withdrawn: the top-up lowers it so (decided once, at the top-up's start).
+    starved = {qn for qn in active if reg.copy_starved(qn)}
+
     def wanted(qn: str) -> bool:
         lacking = reg.lacking(qn)
-        return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP])
+        return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP] or qn in starved)
 
     if plan.top_up > 0 and any(wanted(qn) for qn in active):
         def want(qn: str) -> str:
@@ -524,7 +543,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
         if stage_deadline is not None:
             deadline = min(deadline, stage_deadline)
         more = reg.search(stage, active, strategy_of, plan.top_up, ":top-up", deadline=deadline,
-                          until=lambda: not any(wanted(qn) for qn in active))
+                          until=lambda: not any(wanted(qn) for qn in active), copy_only=starved.__contains__)
         short = {qn for qn in active if reg.lacking(qn)}
         _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
              f"{len(short)} pass(es) still short of evidence")
