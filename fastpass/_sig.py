@@ -3,11 +3,13 @@
 Why: both *skip* and *copy* must know that a node's ``meta["val"]`` is exactly
 what FakeTensor dispatch of ``(target, args)`` gives on specific input values.
 Every node built by ``_ExportPassBase._fx`` (i.e. by dispatch; also torch's own
-export pass base, whose ``_fx`` is the same code) or by the copy path gets a signature, and
-``Graph.node_copy`` hands it on to the copy (``transfer``: partitioning copies every node into
-the delegate's graph, whose first retraces would otherwise dispatch them all again), kept in a module-level ``WeakKeyDictionary`` keyed by
-the ``fx.Node`` (never in ``meta`` nor on the node object, so graphs, metadata
-and pickles stay byte-identical; ``clear()`` on disable leaves no residue):
+export pass base, whose ``_fx`` is the same code) or by the copy path gets a
+signature, and ``Graph.node_copy`` hands it on to the copy (``transfer``:
+partitioning copies every node into the delegate's graph, whose first retraces
+would otherwise dispatch them all again).  Signatures are kept in a module-level
+``WeakKeyDictionary`` keyed by the ``fx.Node`` (never in ``meta`` nor on the node
+object, so graphs, metadata and pickles stay byte-identical; ``clear()`` on
+disable leaves no residue):
 
     (val, target, args, kwargs, in_data)
 
