@@ -18,18 +18,25 @@ cannot key exactly -- a get_attr or call_module node (module state), a tensor co
 arguments (its values could change), a symbolic shape or value (guards accumulate), any other
 argument type -- is always checked.  Only a check that *returned* is remembered: a violation
 raises again each time, with the stock message.  The objects whose identity a key holds are kept
-alive with it, so an id is never reused while its key is remembered; the memory goes with the
-replacement when fastpass is disabled.  What the key does not hold, the kernels of the ops
+alive with it, so an id is never reused while its key is remembered.  Only the last
+``REMEMBERED`` passed states are kept (the re-checks come in a row, within one lowering): a
+caller who keeps fastpass enabled across many lowerings holds no more than those, and a state
+forgotten is only checked again.  What the key does not hold, the kernels of the ops
 themselves, is not re-registered within one lowering.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
 from . import _stats
+
+# Passed graph states remembered, most recent last. In ResNet8 and SleepNet U55 lowerings every
+# re-check comes right after the check that passed; 16 leaves room and bounds what keys keep alive.
+REMEMBERED = 16
 
 # Immutable torch constants that compare and hash by value.
 _CONSTANT_TYPES = (torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -101,7 +108,7 @@ def graph_state(graph_module: torch.fx.GraphModule) -> Optional[Tuple[Tuple[Any,
 
 def wrap_check_dtypes(original: Callable[[torch.fx.GraphModule], None]) -> Callable[[torch.fx.GraphModule], None]:
     """Replacement for ``executorch.exir.verification.verifier._check_tensor_args_matching_op_allowed_dtype``."""
-    passed: Dict[Tuple[Any, ...], List[Any]] = {}
+    passed: "OrderedDict[Tuple[Any, ...], List[Any]]" = OrderedDict()
 
     def check_tensor_args_matching_op_allowed_dtype(gm: torch.fx.GraphModule) -> None:
         state = graph_state(gm)
@@ -110,11 +117,14 @@ def wrap_check_dtypes(original: Callable[[torch.fx.GraphModule], None]) -> Calla
             return original(gm)
         key, keep = state
         if key in passed:
+            passed.move_to_end(key)
             _stats.count_verification(skipped=True)
             return None
         _stats.count_verification(skipped=False)
         result = original(gm)  # a violation raises here: nothing is remembered
         passed[key] = keep
+        if len(passed) > REMEMBERED:
+            passed.popitem(last=False)
         return result
 
     return check_tensor_args_matching_op_allowed_dtype

@@ -120,3 +120,26 @@ def test_a_graph_with_module_state_is_always_checked():
         _check(gm)
         _check(gm)
         assert _counts() == (2, 0)
+
+
+def test_only_the_last_states_are_remembered(monkeypatch):
+    """A caller who keeps fastpass enabled over many lowerings must not accumulate every graph
+    state (each key keeps its vals alive): past REMEMBERED states, the oldest is forgotten and
+    simply checked again."""
+    from fastpass import _verifyonce
+
+    monkeypatch.setattr(_verifyonce, "REMEMBERED", 2)
+    gm = _edge_graph_module()
+    node = _placeholder(gm, 0)
+    with fastpass.enabled(["verifyonce"]):
+        states = []
+        for _ in range(3):  # three distinct states: a new val object each time
+            node.meta["val"] = _fake_like(node.meta["val"], node.meta["val"].dtype)
+            states.append(node.meta["val"])
+            _check(gm)
+        assert _counts() == (3, 0)
+        _check(gm)  # the newest state: remembered
+        assert _counts() == (3, 1)
+        node.meta["val"] = states[0]  # the oldest: forgotten, checked again
+        _check(gm)
+        assert _counts() == (4, 1)
