@@ -20,9 +20,9 @@ mode, aliasing ops whose inputs are not the very same objects, the two ops
 ``ArmPass.call_operator`` special-cases, and nested submodules.
 
 This module also hosts the small hooks both *copy* and *skip* need:
-``wrap_fx`` (records creation signatures on every dispatched node),
-``wrap_node_copy`` (hands a signature on to a node's copy)
-and ``wrap_call_submodule`` (top-level vs nested retrace depth).
+``wrap_fx`` (records creation signatures on every dispatched node) and ``wrap_node_copy``
+(hands a signature on to a node's copy). The retrace-depth tracking the copy path relies on is
+``_passcall.wrap_call_submodule``.
 """
 
 from __future__ import annotations
@@ -413,19 +413,3 @@ def wrap_node_copy(original: Callable[..., Any]) -> Callable[..., Any]:
         return copy
 
     return node_copy_with_signature
-
-
-def wrap_call_submodule(original: Callable[..., Any]) -> Callable[..., Any]:
-    def call_submodule_tracking(self, graph_module, inputs):  # noqa: ANN001
-        """Replacement for ``ExportPass.call_submodule``: track nesting depth."""
-        ctx = _context.current()
-        mine = ctx is not None and ctx.pass_ is self
-        if mine:
-            ctx.depth += 1
-        try:
-            return original(self, graph_module, inputs)
-        finally:
-            if mine:
-                ctx.depth -= 1
-
-    return call_submodule_tracking

@@ -95,3 +95,52 @@ def wrap_passbase_call(original: Callable[..., Any]) -> Callable[..., Any]:
         return _invoke(self, graph_module, original, False)
 
     return passbase_call
+
+
+def _run_called_directly(self: Any, graph_module: Any, inputs: Any, original: Callable[..., Any]) -> Any:
+    """The top-level retrace of a pass whose ``call()`` another pass invoked directly.
+
+    Why: some passes run others as helpers, not through ``__call__``: the permute/view
+    propagation passes call ``CanonicalizeViewCopyPermutePass(...).call(gm)`` and
+    ``RemovePermutesAroundElementwiseTosaOps(...).call(gm)`` between their own retraces (~20 % of
+    a SleepNet lowering's pass pipeline). Under the outer pass's context those retraces went the
+    stock way, uncounted, since the interpreter's callback is not the outer pass. The helper's
+    retrace now gets its own context: its own annotation decides copying, exactly as if it had
+    been called through ``__call__`` (fastpass's skip stays a ``__call__`` decision and never
+    applies here), and it gets its own record, nested in the outer pass's (``depth`` > 0), so
+    its copied and dispatched nodes are counted and the gate can weigh the evidence under the
+    helper's own class name."""
+    t0 = _stats.now()
+    rec = _stats.enter_pass(_name(self))
+    try:
+        rec.ran = True
+        ctx = _make_ctx(self, rec)
+        ctx.depth = 1
+        _context.STACK.append(ctx)
+        try:
+            return original(self, graph_module, inputs)
+        finally:
+            _context.STACK.pop()
+    finally:
+        _stats.leave_pass(rec, t0)
+
+
+def wrap_call_submodule(original: Callable[..., Any]) -> Callable[..., Any]:
+    def call_submodule_tracking(self, graph_module, inputs):  # noqa: ANN001
+        """Replacement for ``ExportPass.call_submodule``: track the running pass's retrace depth
+        (the copy path acts at depth 1 only); a retrace of another pass started while the
+        running pass is between its own retraces is a direct ``call()`` of a helper pass."""
+        ctx = _context.current()
+        if ctx is None:
+            return original(self, graph_module, inputs)
+        if ctx.pass_ is not self:
+            if ctx.depth == 0:
+                return _run_called_directly(self, graph_module, inputs, original)
+            return original(self, graph_module, inputs)
+        ctx.depth += 1
+        try:
+            return original(self, graph_module, inputs)
+        finally:
+            ctx.depth -= 1
+
+    return call_submodule_tracking

@@ -66,8 +66,9 @@ def patch_table() -> List[PatchPoint]:
         PatchPoint(Graph, "node_copy", ("skip", "copy"), wrap=_copy.wrap_node_copy,
                    why="hand a node's creation signature on to its copy (partitioning copies every node into "
                        "the delegate's graph), so the delegate's first retraces can copy or skip them"),
-        PatchPoint(ExportPass, "call_submodule", ("skip", "copy"), wrap=_copy.wrap_call_submodule,
-                   why="track top-level vs nested submodule retrace (copy only at top level)"),
+        PatchPoint(ExportPass, "call_submodule", ("skip", "copy"), wrap=_passcall.wrap_call_submodule,
+                   why="track top-level vs nested submodule retrace (copy only at top level); give a pass "
+                       "whose call() another pass invokes directly its own copy context and record"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,
                    why="in copy-sound passes, format node_debug_str only if it is read"),
         PatchPoint(Graph, "create_node", ("copy",), wrap=_copy.wrap_graph_create_node,

@@ -109,6 +109,16 @@ def test_the_delegate_graph_keeps_the_signatures_partitioning_copied(quantized, 
     assert first["copied"] > first["dispatched"], first
 
 
+def test_a_helper_the_propagation_pass_calls_directly_copies(quantized, stock):
+    """PropagateViewCopyPermuteDownPass runs CanonicalizeViewCopyPermutePass (backends/transforms)
+    by calling its ``call`` directly; that helper's retrace gets a record of its own, nested in
+    the caller's, and copies under the helper's own registry entry."""
+    fp, st = _fast(quantized, ["copy"])
+    assert fp == stock
+    helper = [p for p in st["per_pass"] if p["name"] == "CanonicalizeViewCopyPermutePass" and p["depth"] > 0]
+    assert helper and sum(p["copied"] for p in helper) > 0, helper
+
+
 def test_skip_alone(quantized, stock, monkeypatch):
     from executorch.backends.arm._passes.convert_minmax_pass import ConvertMinMaxPass
 

@@ -317,6 +317,28 @@ def test_copy_only_in_the_running_pass_own_retrace():
     assert [n.meta["val"].dtype for n in stock.graph.nodes if n.name == "neg"] == [torch.float64]
 
 
+def test_a_helper_pass_called_directly_copies_under_its_own_annotation():
+    """Rule: a pass whose ``call`` another pass invokes directly (as the permute/view
+    propagation passes invoke CanonicalizeViewCopyPermutePass) gets a context of its own at its
+    retrace: its own annotation decides, and its nodes are counted in a record of its own,
+    nested in the caller's. The helper clones add's output (add is its annotation) and copies
+    the rest; under the caller's annotation (sub) add would be copied and the clone lost."""
+    inner = _rewrite_add(lambda self, out, meta: _op(self, A.clone.default, out, meta=meta))
+
+    class Outer(ExportPass):
+        def call(self, graph_module):
+            return inner().call(graph_module)
+
+    with _Registered(Outer, [A.sub.Tensor], False, True), _Registered(inner, [A.add.Tensor], False, True):
+        stock, fast, st = _stock_and_fast(_add_graph, lambda gm: Outer()(_retrace(gm)).graph_module)
+    assert _describe(fast) == _describe(stock)
+    assert any(n.target == A.clone.default for n in fast.graph.nodes)
+    [outer_rec], [inner_rec] = _per_pass(st, Outer), _per_pass(st, inner)
+    assert (outer_rec["copied"], outer_rec["dispatched"], outer_rec["depth"]) == (0, 0, 0)
+    assert inner_rec["depth"] == 1 and inner_rec["ran"] and not inner_rec["skipped"]
+    assert (inner_rec["copied"], inner_rec["dispatched"]) == (3, 1), inner_rec  # relu, mul, neg; add
+
+
 def test_copy_redispatches_after_a_target_change():
     """Rule: a signature is valid only for the node's target at creation. In-place surgery turns
     an int relu into sigmoid (same args): sigmoid of an int tensor is float."""

@@ -205,6 +205,14 @@ _CALL_REWRITES_TARGETED_ONLY = (
 GUARDED = Entry(UPSTREAM, skip_sound=True, copy_sound=True, why=_STD)
 #: retrace-only: no targeted op, so copy-sound but never skipped
 RETRACE_ONLY = Entry(frozenset(), skip_sound=False, copy_sound=True, why=_RETRACE)
+#: a shared-transforms helper the permute/view propagation passes call directly (``.call()``)
+HELPER_RETRACE_ONLY = Entry(frozenset(), skip_sound=False, copy_sound=True, why=(
+    "plain ExportPass that overrides only call() (checked: no call_operator/callback override in the "
+    "class or its bases): its retrace, if any, treats every node with the stock "
+    "ExportPass.call_operator; the propagation passes call it directly, so fastpass reaches it only "
+    "at its retrace (_passcall.wrap_call_submodule), never through __call__"))
+
+_TR = "executorch.backends.transforms."
 
 _AP = "executorch.backends.arm._passes."
 
@@ -331,6 +339,10 @@ REGISTRY: dict[str, Entry] = {
         why="call_operator rewrites sym_size.int and calls with shape operands in a positional list argument "
             "(materialized as TOSA shape ops), else super().call_operator unchanged; call_sym only for sym "
             "nodes (never copied); skipping stays with upstream's should_run_pass"),
+    # ---- backends/transforms helpers, called directly by PropagateViewCopyPermuteDown/UpPass ----
+    _TR + "canonicalize_view_copy_permute_pass.CanonicalizeViewCopyPermutePass": HELPER_RETRACE_ONLY,
+    _TR + "fuse_duplicate_users_pass.FuseDuplicateUsersPass": HELPER_RETRACE_ONLY,
+    _TR + "fuse_identical_input_transforms_pass.FuseIdenticalInputTransformsPass": HELPER_RETRACE_ONLY,
     # ---- exir passes run by to_edge_transform_and_lower ----
     "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass": Entry(
         _aten_t, skip_sound=True, copy_sound=True,
