@@ -24,6 +24,7 @@ from torch.fx.passes.infra.pass_base import PassResult
 
 from . import _context, _patches, _skip, _stats
 from .annotations import NO_ANNOTATION, lookup
+from .annotations._model import qualname
 
 
 def _name(p: Any) -> str:
@@ -57,7 +58,7 @@ def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
 
 def _invoke(self: Any, graph_module: Any, original: Callable[..., Any], upstream_check: bool) -> Any:
     t0 = _stats.now()
-    rec = _stats.enter_pass(_name(self))
+    rec = _stats.enter_pass(_name(self), qualname(type(self)))
     try:
         ctx = _make_ctx(self, rec)
         # Upstream's own skip first (cheap, pure): then the original __call__
@@ -111,7 +112,7 @@ def _run_called_directly(self: Any, graph_module: Any, inputs: Any, original: Ca
     its copied and dispatched nodes are counted and the gate can weigh the evidence under the
     helper's own class name."""
     t0 = _stats.now()
-    rec = _stats.enter_pass(_name(self))
+    rec = _stats.enter_pass(_name(self), qualname(type(self)))
     try:
         rec.ran = True
         ctx = _make_ctx(self, rec)

@@ -15,7 +15,8 @@ from typing import Any, Dict, List, Optional
 
 @dataclass
 class PassRecord:
-    name: str
+    name: str  # the class's __name__: what reports show (pass managers' step names are the same)
+    qualname: str = ""  # module.qualname: what evidence is keyed on (two classes may share a name)
     ran: bool = False
     skipped: bool = False
     skip_reason: str = ""
@@ -29,6 +30,7 @@ class PassRecord:
     def as_dict(self) -> Dict[str, Any]:
         return {
             "name": self.name,
+            "qualname": self.qualname,
             "ran": self.ran,
             "skipped": self.skipped,
             "skip_reason": self.skip_reason,
@@ -69,9 +71,9 @@ class _State:
 _S = _State()
 
 
-def enter_pass(name: str) -> PassRecord:
+def enter_pass(name: str, qualname: str = "") -> PassRecord:
     """Open the record of one pass invocation; ``leave_pass`` closes it (in a ``finally``)."""
-    rec = PassRecord(name, depth=_S.open_passes)
+    rec = PassRecord(name, qualname, depth=_S.open_passes)
     _S.per_pass.append(rec)
     _S.open_passes += 1
     return rec

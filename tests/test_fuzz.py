@@ -277,6 +277,28 @@ def test_coverage_tally_per_target_counts_skips_copies_and_acting_graphs():
     assert tally(rows, {"P": frozenset()})["tosa-int"].passes["P"].exercised == 2  # no targeted ops: every run
 
 
+def test_coverage_credits_a_step_name_only_with_the_calls_of_the_class_it_names():
+    """CanonicalizeViewCopyPermutePass is an Arm pass (a pipeline step) and the backends/transforms
+    helper it subclasses (called directly by the propagation passes, a nested record): the step
+    name means the Arm pass, and the helper's records are not counted as its calls."""
+    from executorch.backends.arm._passes.canonicalize_view_copy_permute_pass import (
+        CanonicalizeViewCopyPermutePass as ArmCanonicalize,
+    )
+
+    from fastpass.annotations import qualname
+    from verify.fuzz_coverage import _counts_for_step, annotated_passes_by_name, fastpass_counts
+
+    name = ArmCanonicalize.__name__
+    assert annotated_passes_by_name()[name] is ArmCanonicalize
+    helper = "executorch.backends.transforms.canonicalize_view_copy_permute_pass.CanonicalizeViewCopyPermutePass"
+    assert _counts_for_step({"name": name, "qualname": qualname(ArmCanonicalize)})
+    assert not _counts_for_step({"name": name, "qualname": helper})
+    assert _counts_for_step({"name": name})  # an older fastpass's record: no qualname to tell
+    records = [{"name": name, "qualname": qualname(ArmCanonicalize), "ran": True, "copied": 2},
+               {"name": name, "qualname": helper, "ran": True, "copied": 9, "depth": 1}]
+    assert fastpass_counts({"per_pass": records}) == {name: {"skipped": 0, "ran": 1, "copied": 2}}
+
+
 def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names(monkeypatch):
     monkeypatch.setenv("FASTPASS_FUZZ_TARGETS", "ethos-u55, ethos-u85,tosa-int")
     assert _targets_from_environment() == ["ethos-u55", "ethos-u85", "tosa-int"]

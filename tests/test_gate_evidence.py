@@ -31,7 +31,8 @@ RETRACED_NONE = ("it retraced {D} nodes in {R} calls and copied none: each was t
 
 def record(name: str, ran: bool = True, copied: int = 0, dispatched: int = 0, skip_reason: str = "",
            depth: int = 0) -> dict:
-    """One per_pass record of fastpass.stats() (PassRecord.as_dict)."""
+    """One per_pass record of fastpass.stats() (PassRecord.as_dict; without its qualname, as an older
+    fastpass wrote it, unless the test adds one)."""
     return {"name": name, "ran": ran, "skipped": bool(skip_reason), "skip_reason": skip_reason,
             "copied": copied, "dispatched": dispatched, "time_s": 0.001, "copy_s": 0.0, "dispatch_s": 0.0,
             "depth": depth}
@@ -61,6 +62,29 @@ def test_pass_counts_counts_calls_that_ran_and_nodes_dispatched():
     old = check.pass_counts({"per_pass": [{"name": "P", "copied": 1}]})["P"]
     assert (old.invocations, old.ran, old.dispatched, old.copied) == (1, 0, 0, 1)
     assert check.pass_counts(None) == {}
+
+
+def test_pass_counts_credits_each_class_only_with_its_own_calls():
+    """The Arm CanonicalizeViewCopyPermutePass and the backends/transforms class it subclasses share
+    a __name__; the propagation passes call the latter directly (a nested record). Evidence is
+    keyed by the qualified name, so neither class is credited with the other's copied nodes."""
+    from executorch.backends.arm._passes.canonicalize_view_copy_permute_pass import (
+        CanonicalizeViewCopyPermutePass as ArmCanonicalize,
+    )
+    from executorch.backends.transforms.canonicalize_view_copy_permute_pass import (
+        CanonicalizeViewCopyPermutePass as SharedCanonicalize,
+    )
+
+    name = ArmCanonicalize.__name__
+    assert SharedCanonicalize.__name__ == name
+    arm, shared = (f"{c.__module__}.{c.__qualname__}" for c in (ArmCanonicalize, SharedCanonicalize))
+    counts = check.pass_counts(stats(
+        dict(record(name, dispatched=5), qualname=arm),
+        dict(record(name, copied=7, dispatched=1, depth=1), qualname=shared),
+    ))
+    arm_counts, shared_counts = check.counts_of(counts, ArmCanonicalize), check.counts_of(counts, SharedCanonicalize)
+    assert (arm_counts.invocations, arm_counts.copied, arm_counts.dispatched) == (1, 0, 5)
+    assert (shared_counts.invocations, shared_counts.copied, shared_counts.dispatched) == (1, 7, 1)
 
 
 def test_outcome_fields_carry_every_count():

@@ -50,8 +50,8 @@ def annotated_targeted_ops() -> dict[str, frozenset[str]]:
     from fastpass.annotations import lookup
     from verify.gate.passes import annotated_passes, op_name
 
-    return {cls.__name__: frozenset(op_name(o) for o in (lookup(cls).targeted_ops or ()))
-            for cls in annotated_passes().values()}
+    return {name: frozenset(op_name(o) for o in (lookup(cls).targeted_ops or ()))
+            for name, cls in annotated_passes_by_name().items()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -75,9 +75,25 @@ def ops_acted_on() -> dict[str, frozenset[str]]:
 
 @functools.lru_cache(maxsize=1)
 def annotated_passes_by_name() -> dict[str, type]:
+    """Step name -> the annotated class a pass manager step of that name is. Where two annotated
+    classes share a name (an Arm pass and the backends/transforms helper it subclasses, which the
+    propagation passes call directly and no pass manager runs), the Arm pass is meant."""
     from verify.gate.passes import annotated_passes
 
-    return {cls.__name__: cls for cls in annotated_passes().values()}
+    out: dict[str, type] = {}
+    for cls in annotated_passes().values():
+        if cls.__name__ not in out or cls.__module__.startswith("executorch.backends.arm."):
+            out[cls.__name__] = cls
+    return out
+
+
+def _counts_for_step(record: dict) -> bool:
+    """Whether a per_pass record is a call of the class its name means here: not a call of a
+    same-named helper (whose copies would otherwise be credited to the Arm pass)."""
+    from fastpass.annotations import qualname
+
+    cls = annotated_passes_by_name().get(record["name"])
+    return cls is None or not record.get("qualname") or record["qualname"] == qualname(cls)
 
 
 _EDGE_TARGET = re.compile(r"<EdgeOpOverload: ([^>]+)>")
@@ -114,17 +130,25 @@ def presented_passes(observation) -> list[str]:
     return sorted(found)
 
 
+def fastpass_counts(stats: dict | None) -> dict[str, dict[str, int]]:
+    """Step name -> calls fastpass skipped, calls that ran, nodes copied, from fastpass.stats()."""
+    fast: dict[str, dict[str, int]] = defaultdict(lambda: {"skipped": 0, "ran": 0, "copied": 0})
+    for record in (stats or {}).get("per_pass", []):
+        if not _counts_for_step(record):
+            continue
+        counts = fast[record["name"]]
+        counts["skipped" if record.get("skipped") else "ran"] += 1
+        counts["copied"] += int(record.get("copied", 0))
+    return dict(fast)
+
+
 def record_coverage(verdict) -> None:
     """One line per verified graph: for every pass, what stock and fastpass did with it."""
     path = coverage_file()
     if path is None:
         return
     stock = sorted({s.pass_name for s in verdict.stock.observation.steps if s.index >= 0})
-    fast: dict[str, dict[str, int]] = defaultdict(lambda: {"skipped": 0, "ran": 0, "copied": 0})
-    for record in (verdict.fastpass.fastpass_stats or {}).get("per_pass", []):
-        counts = fast[record["name"]]
-        counts["skipped" if record.get("skipped") else "ran"] += 1
-        counts["copied"] += int(record.get("copied", 0))
+    fast = fastpass_counts(verdict.fastpass.fastpass_stats)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a") as f:
         f.write(json.dumps({"graph": verdict.spec.fingerprint(), "target": verdict.target,
@@ -133,7 +157,7 @@ def record_coverage(verdict) -> None:
                             "seconds": {"prepare": verdict.prepare_seconds, Mode.STOCK: verdict.stock.seconds,
                                         Mode.FASTPASS: verdict.fastpass.seconds},
                             Mode.STOCK: stock, "presented": presented_passes(verdict.stock.observation),
-                            Mode.FASTPASS: dict(fast)}) + "\n")
+                            Mode.FASTPASS: fast}) + "\n")
 
 
 @dataclass

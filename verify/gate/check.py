@@ -155,10 +155,13 @@ class PassCounts:
 
 
 def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
-    """Class name -> its counts, for every pass called in the lowering."""
+    """Pass -> its counts, for every pass called in the lowering, keyed by the class's qualified
+    name (``module.Qualname``): two classes can share a ``__name__`` (the Arm passes and the
+    backends/transforms helpers they subclass), and each must be credited with its own calls
+    only. Records without one (an older fastpass) are keyed by their name."""
     out: dict[str, PassCounts] = {}
     for rec in (stats or {}).get("per_pass", []) or []:
-        c = out.setdefault(rec.get("name"), PassCounts())
+        c = out.setdefault(rec.get("qualname") or rec.get("name"), PassCounts())
         c.invocations += 1
         c.skipped += int(bool(rec.get("skipped")) and rec.get("skip_reason") == "no-targeted-ops")
         c.copied += int(rec.get("copied", 0))
@@ -168,8 +171,13 @@ def pass_counts(stats: dict | None) -> dict[str, PassCounts]:
     return out
 
 
-def _pass_stats(stats: dict | None, name: str) -> PassCounts:
-    return pass_counts(stats).get(name, PassCounts())
+def counts_of(counts: dict[str, PassCounts], cls: type) -> PassCounts:
+    """One class's counts from `pass_counts`."""
+    return counts.get(gp.qualname(cls)) or counts.get(cls.__name__) or PassCounts()
+
+
+def _pass_stats(stats: dict | None, cls: type) -> PassCounts:
+    return counts_of(pass_counts(stats), cls)
 
 
 _OVERLOAD_REPR = re.compile(r"<\w*OpOverload: ([\w.]+)>")
@@ -219,7 +227,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0)
     results = compare(stock, fast)
     failing = [name for name, r in results.items() if not r.passed]
-    own = _pass_stats(fast.fastpass_stats, cls.__name__) if cls is not None else PassCounts()
+    own = _pass_stats(fast.fastpass_stats, cls) if cls is not None else PassCounts()
     counts = dict(own.outcome_fields(), stats=fast.fastpass_stats, observation=fast.observation)
     if not failing:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
@@ -360,7 +368,7 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
                 errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
     graph = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
     ops = frozenset(gp.op_name(n.target) for n in graph.graph.nodes if n.op == "call_function")
-    counts = dict(_pass_stats(outs[1][1], cls.__name__).outcome_fields(), input_ops=ops)
+    counts = dict(_pass_stats(outs[1][1], cls).outcome_fields(), input_ops=ops)
     if errors[0] or errors[1]:
         if errors[0] == errors[1]:
             return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)

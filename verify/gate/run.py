@@ -356,7 +356,7 @@ class _Registry:
         counts = check.pass_counts(outcome.stats)
         for qn in active:
             v = self.verdicts[qn]
-            c = counts.get(self.classes[qn].__name__, check.PassCounts())
+            c = check.counts_of(counts, self.classes[qn])
             v.examples += 1
             copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
             for feature, evidence in v.evidence.items():
