@@ -89,3 +89,38 @@ def test_top_up_withdraws_the_skip_claim_of_a_pass_skip_always_took(tmp_path):
     assert skip.examples_with_action >= 2, skip.to_json()  # the main search: every call skipped
     assert copy.calls_ran >= 2 and copy.examples_with_action >= 2, copy.to_json()
     assert v.verdict is GateVerdict.SOUND, (v.verdict, v.reason)
+
+
+def test_the_pipeline_probe_sees_the_helpers_the_propagation_passes_call():
+    """RemovePermutesAroundElementwiseTosaOps is no pass-manager step: PropagateViewCopyPermute*
+    call it directly, and fastpass sees it only when it retraces. The probe's permutes around relu
+    make it retrace, so the gate runs it in pipelines (where its copy claim acts) instead of
+    directly, where it never retraces."""
+    from executorch.backends.arm._passes.remove_permutes_around_elementwise_tosa_ops import (
+        RemovePermutesAroundElementwiseTosaOps,
+    )
+
+    assert run.how_to_run(RemovePermutesAroundElementwiseTosaOps, "ethos-u55") == "pipeline"
+
+
+def test_a_pass_that_needs_the_program_is_built_with_the_one_it_runs_on():
+    """Direct mode gives a pass whose constructor takes `exported_program` the edge program of the
+    graph at hand (FoldDyTAffineIntoConvPass reads parameters through it); without one it cannot
+    be built and its check has nothing to run."""
+    import torch
+    from executorch.backends.arm._passes.fold_dyt_affine_into_conv_pass import FoldDyTAffineIntoConvPass
+    from executorch.exir import to_edge
+
+    class Conv(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(2, 2, 1)
+
+        def forward(self, x):
+            return self.conv(x)
+
+    program = to_edge(torch.export.export(Conv().eval(), (torch.randn(1, 2, 4, 4),))).exported_program()
+    built = check.instantiate(FoldDyTAffineIntoConvPass, program)
+    assert built.exported_program is program
+    with pytest.raises(TypeError, match="needs exported_program"):
+        check.instantiate(FoldDyTAffineIntoConvPass)

@@ -427,6 +427,28 @@ REGISTRY["add_alpha"] = _OpDef("add_alpha", ("aten.add.Tensor", "aten.sub.Tensor
                                kind="binary")
 
 
+def _permuted_inst(ctx):
+    """x.permute(p) -> an elementwise op -> .permute(inverse of p): a region enclosed by permutes
+    that cancel. RemovePermutesAroundElementwiseTosaOps (which PropagateViewCopyPermuteDown/UpPass
+    call directly) rewrites, and retraces, only such regions."""
+    rank = len(ctx.x)
+    perms = {1: [(0,)], 2: [(1, 0)], 3: [(0, 2, 1), (2, 0, 1)], 4: [(0, 2, 3, 1), (0, 3, 1, 2)]}
+    perm = ctx.choice(perms.get(rank, [tuple(reversed(range(rank)))]))
+    return {"perm": list(perm), "fn": ctx.choice(["relu", "neg", "abs"])}, [], ctx.x
+
+
+def _permuted_emit(args, params, in_shapes):
+    perm = params["perm"]
+    inverse = [perm.index(i) for i in range(len(perm))]
+    return f"torch.{params['fn']}({args[0]}.permute({perm})).permute({inverse})", []
+
+
+REGISTRY["permuted_pointwise"] = _OpDef("permuted_pointwise",
+                                        ("aten.permute.default", "aten.relu.default", "aten.neg.default",
+                                         "aten.abs.default"),
+                                        _permuted_inst, _permuted_emit, kind="unary")
+
+
 def _outer_inst(ctx):
     """row pooling (op) column pooling: [.., H, 1] (op) [.., 1, W] -> [.., H, W], both operands
     broadcast (coordinate attention, separable pooling).  BroadcastArgsPass (U55) acts only on an

@@ -48,7 +48,6 @@ IN_NO_PIPELINE: dict[str, str] = {
     "FoldDyTAlphaIntoLUTPass": "opt-in: only a user's registered pass insertion adds it to a pipeline",
     "GetDecompositionPass": "a base class: its subclasses are the passes the pipelines invoke",
     "ConvertPermuteSingletonToViewPass": "defined by the ARM backend, but no pipeline of executorch 1.5.1 adds it",
-    "RemovePermutesAroundElementwiseTosaOps": "defined by the ARM backend, but no pipeline of executorch 1.5.1 adds it",
 }
 
 # The op is gone before the lowering pipeline runs: the quantizer's transform_for_annotation
@@ -179,6 +178,10 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
     "CastInt64BuffersToInt32Pass": (("index_select", "index", "gather", "index_put", "index_rows"),
                                     "retrace-only annotation, but its should_run_pass needs an int64 buffer: "
                                     "only the index ops' int64 index tensors (registered buffers) make one"),
+    "RemovePermutesAroundElementwiseTosaOps": (("permuted_pointwise",),
+                                               "retrace-only annotation, but the pass (which the permute/view "
+                                               "propagation passes call directly) retraces only when it removes "
+                                               "permutes that enclose an elementwise region"),
     "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
                                "the pass runs 4th in the pipeline: fastpass can copy only nodes an earlier "
                                "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "

@@ -20,6 +20,7 @@ vacuous (stock itself is nondeterministic there), neither evidence nor a counter
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import re
 import traceback
@@ -113,7 +114,9 @@ def _stock(spec, target):
 
 def pipeline_pass_names(target) -> set[str]:
     """Class names of the passes a lowering of a small graph invokes for `target` (pass managers'
-    steps, plus every pass call fastpass's hooks see: nested passes and exir passes too)."""
+    steps, plus every pass call fastpass's hooks see: nested passes and exir passes too, and the
+    helpers the propagation passes call directly, seen when they retrace: the graph's permutes
+    around an elementwise op make RemovePermutesAroundElementwiseTosaOps rewrite and retrace)."""
     if target.name not in _PIPELINE_NAMES:
         import torch
 
@@ -122,7 +125,7 @@ def pipeline_pass_names(target) -> set[str]:
 
         class Small(torch.nn.Module):
             def forward(self, x):
-                return torch.relu(x) + x
+                return torch.relu(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2) + x
 
         with quiet():
             program = export_program(Small().eval(), (torch.randn(1, 2, 4, 4),), target)
@@ -256,10 +259,15 @@ _EDGE = _Cache(8)
 def edge_graph(spec, stage: str):
     """An edge-dialect GraphModule of `spec` (FP, or quantized for a quantized stage's target).
     Cached: passes are run on a retrace of it (`run_direct`), never on it."""
-    return _EDGE.get((spec.fingerprint(), stage), lambda: _edge_graph(spec, stage))
+    return edge_program(spec, stage).graph_module
 
 
-def _edge_graph(spec, stage: str):
+def edge_program(spec, stage: str):
+    """The edge-dialect ExportedProgram `edge_graph` is the graph of (cached)."""
+    return _EDGE.get((spec.fingerprint(), stage), lambda: _edge_program(spec, stage))
+
+
+def _edge_program(spec, stage: str):
     import torch
     from executorch.exir import EdgeCompileConfig, to_edge
 
@@ -269,10 +277,13 @@ def _edge_graph(spec, stage: str):
     else:
         program = torch.export.export(module.eval(), inputs)
     edge = to_edge(program, compile_config=EdgeCompileConfig(_check_ir_validity=False))
-    return edge.exported_program().graph_module
+    return edge.exported_program()
 
 
-def instantiate(cls: type, graph_module: Any = None) -> Any:
+def instantiate(cls: type, program: Any = None) -> Any:
+    """The pass, constructed as a pipeline would for the graph at hand: without arguments, with a
+    TOSA specification, or with `program` (the ExportedProgram whose graph it runs on; a retrace
+    keeps the placeholder names its graph signature refers to)."""
     try:
         return cls()
     except TypeError:
@@ -285,6 +296,8 @@ def instantiate(cls: type, graph_module: Any = None) -> Any:
         from executorch.backends.arm.tosa.specification import TosaSpecification
 
         return cls(TosaSpecification.create_from_string("TOSA-1.0+FP"))
+    if len(params) == 1 and params[0].name == "exported_program" and program is not None:
+        return cls(program)
     raise TypeError(f"cannot construct {cls.__name__} standalone (needs {', '.join(p.name for p in params)})")
 
 
@@ -318,13 +331,15 @@ def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
     import fastpass
     from executorch.exir.pass_base import ExportPass
 
-    graph_module = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
+    # each run its own copy: a pass given the program may write to it (folding into a parameter)
+    program = None if aten_level(cls) else copy.deepcopy(edge_program(spec, stage))
+    graph_module = aten_graph(spec, stage) if program is None else program.graph_module
     ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features)
     with gp.only(cls), ctx:
         if features is not None:
             fastpass.reset_stats()
         graph_module = ExportPass()(graph_module).graph_module
-        res = instantiate(cls)(graph_module)
+        res = instantiate(cls, program)(graph_module)
         out = res.graph_module if res is not None else graph_module
         stats = fastpass.stats() if features is not None else None
     return out, stats
