@@ -240,3 +240,23 @@ def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
     assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
     assert copy.calls_ran == copy.invocations >= 2 and copy.nodes_dispatched == 0 and copy.copied_nodes == 0
     assert v.reason.endswith(NEVER_RETRACED.format(R=copy.calls_ran)), v.reason
+
+
+def test_the_table_tells_apart_classes_that_share_a_name():
+    """An Arm pass and the backends/transforms helper it subclasses share a __name__: their rows
+    and the unexercised line name their packages; a name no other class has stays short."""
+    from verify.gate.cli import table, unexercised_line
+
+    def verdict(qualname, verdict=GateVerdict.SOUND):
+        return PassVerdict(qualname, qualname.rsplit(".", 1)[1], qualname, verdict=verdict)
+
+    arm = verdict("executorch.backends.arm._passes.canonicalize_view_copy_permute_pass."
+                  "CanonicalizeViewCopyPermutePass", GateVerdict.UNEXERCISED)
+    helper = verdict("executorch.backends.transforms.canonicalize_view_copy_permute_pass."
+                     "CanonicalizeViewCopyPermutePass")
+    other = verdict("executorch.backends.arm._passes.fuse_batch_norm2d_pass.FuseBatchNorm2dPass")
+    rows = table([arm, helper, other]).splitlines()
+    assert any(r.startswith("arm.CanonicalizeViewCopyPermutePass ") for r in rows)
+    assert any(r.startswith("transforms.CanonicalizeViewCopyPermutePass ") for r in rows)
+    assert any(r.startswith("FuseBatchNorm2dPass ") for r in rows)
+    assert unexercised_line([arm, helper, other]).endswith(": arm.CanonicalizeViewCopyPermutePass")

@@ -22,6 +22,7 @@ import logging
 import signal
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from verify.report import atomic, junit
@@ -348,6 +349,22 @@ def _evidence_cell(v: PassVerdict, min_evidence: int) -> str:
     return " ".join(parts) or "-"
 
 
+def display_names(verdicts: list[PassVerdict]) -> dict[str, str]:
+    """qualname -> the name a row shows: the class name, qualified by its package where two
+    checked classes share it (`arm.CanonicalizeViewCopyPermutePass`, the Arm pass, and
+    `transforms.CanonicalizeViewCopyPermutePass`, the helper it subclasses)."""
+    shared = Counter(v.name for v in verdicts)
+    out = {}
+    for v in verdicts:
+        if shared[v.name] < 2:
+            out[v.qualname] = v.name
+            continue
+        parts = v.qualname.split(".")
+        package = parts[2] if parts[:2] == ["executorch", "backends"] and len(parts) > 4 else ".".join(parts[:-1])
+        out[v.qualname] = f"{package}.{v.name}"
+    return out
+
+
 _ORDER = {GateVerdict.UNSOUND_SKIP: 0, GateVerdict.UNSOUND_COPY: 0, GateVerdict.ERROR: 1,
           GateVerdict.UNEXERCISED: 2, GateVerdict.UNTESTED: 3, GateVerdict.SOUND: 4}
 
@@ -357,13 +374,14 @@ def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE)
     nodes), the examples that count as evidence per feature, the verdict and why."""
     if not verdicts:
         return "no pass checked"
-    width = max(len(v.name) for v in verdicts)
+    shown = display_names(verdicts)
+    width = max(len(shown[v.qualname]) for v in verdicts)
     ev_width = max(len(_evidence_cell(v, min_evidence)) for v in verdicts)
     lines = [f"{'pass':<{width}}  {'verdict':<12} {'how':<8} {'graphs':>6} {'invoked':>7} {'skipped':>7} "
              f"{'copied':>7}  {'evidence':<{ev_width}}  reason / reproducer"]
     for v in sorted(verdicts, key=lambda v: (_ORDER[v.verdict], v.name)):
         extra = ", ".join(v.reproducers.values()) or v.reason[:160]
-        lines.append(f"{v.name:<{width}}  {v.verdict.value:<12} {v.how:<8} {v.examples:>6} {v.invocations:>7} "
+        lines.append(f"{shown[v.qualname]:<{width}}  {v.verdict.value:<12} {v.how:<8} {v.examples:>6} {v.invocations:>7} "
                      f"{v.skipped_calls:>7} {v.copied_nodes:>7}  {_evidence_cell(v, min_evidence):<{ev_width}}  "
                      f"{extra}")
     counts = count(verdicts)
@@ -373,7 +391,8 @@ def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE)
 
 def unexercised_line(verdicts: list[PassVerdict]) -> str:
     """The CI summary line: unexercised passes do not fail the gate, but are named."""
-    names = sorted(v.name for v in verdicts if v.verdict is GateVerdict.UNEXERCISED)
+    shown = display_names(verdicts)
+    names = sorted(shown[v.qualname] for v in verdicts if v.verdict is GateVerdict.UNEXERCISED)
     if not names:
         return "unexercised: 0"
     return f"unexercised: {len(names)} (no divergence, too little evidence): {', '.join(names)}"
