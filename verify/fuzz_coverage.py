@@ -73,18 +73,23 @@ def ops_acted_on() -> dict[str, frozenset[str]]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def annotated_passes_by_name() -> dict[str, type]:
-    """Step name -> the annotated class a pass manager step of that name is. Where two annotated
-    classes share a name (an Arm pass and the backends/transforms helper it subclasses, which the
-    propagation passes call directly and no pass manager runs), the Arm pass is meant."""
-    from verify.gate.passes import annotated_passes
-
+def passes_by_name(classes) -> dict[str, type]:
+    """Step name -> the class a pass manager step of that name is. Where two classes share a name
+    (an Arm pass and the backends/transforms helper it subclasses, which the propagation passes
+    call directly and no pass manager runs), the Arm pass is meant."""
     out: dict[str, type] = {}
-    for cls in annotated_passes().values():
+    for cls in classes:
         if cls.__name__ not in out or cls.__module__.startswith("executorch.backends.arm."):
             out[cls.__name__] = cls
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def annotated_passes_by_name() -> dict[str, type]:
+    """`passes_by_name` of every annotated pass (computed once per process)."""
+    from verify.gate.passes import annotated_passes
+
+    return passes_by_name(annotated_passes().values())
 
 
 def _counts_for_step(record: dict) -> bool:
