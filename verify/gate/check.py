@@ -26,7 +26,7 @@ import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.gate import passes as gp
@@ -280,10 +280,11 @@ def _edge_program(spec, stage: str):
     return edge.exported_program()
 
 
-def instantiate(cls: type, program: Any = None) -> Any:
+def instantiate(cls: type, program_of: Callable[[], Any] | None = None) -> Any:
     """The pass, constructed as a pipeline would for the graph at hand: without arguments, with a
-    TOSA specification, or with `program` (the ExportedProgram whose graph it runs on; a retrace
-    keeps the placeholder names its graph signature refers to)."""
+    TOSA specification, or with `program_of()` (the ExportedProgram whose graph it runs on; a
+    retrace keeps the placeholder names its graph signature refers to), made only for a pass
+    whose constructor takes it."""
     try:
         return cls()
     except TypeError:
@@ -296,8 +297,8 @@ def instantiate(cls: type, program: Any = None) -> Any:
         from executorch.backends.arm.tosa.specification import TosaSpecification
 
         return cls(TosaSpecification.create_from_string("TOSA-1.0+FP"))
-    if len(params) == 1 and params[0].name == "exported_program" and program is not None:
-        return cls(program)
+    if len(params) == 1 and params[0].name == "exported_program" and program_of is not None:
+        return cls(program_of())
     raise TypeError(f"cannot construct {cls.__name__} standalone (needs {', '.join(p.name for p in params)})")
 
 
@@ -331,15 +332,17 @@ def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
     import fastpass
     from executorch.exir.pass_base import ExportPass
 
-    # each run its own copy: a pass given the program may write to it (folding into a parameter)
-    program = None if aten_level(cls) else copy.deepcopy(edge_program(spec, stage))
-    graph_module = aten_graph(spec, stage) if program is None else program.graph_module
+    aten = aten_level(cls)
+    graph_module = aten_graph(spec, stage) if aten else edge_graph(spec, stage)
+    # each run its own copy, made only for a pass that takes the program: it may write to it
+    # (folding into a parameter)
+    program_of = None if aten else (lambda: copy.deepcopy(edge_program(spec, stage)))
     ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features)
     with gp.only(cls), ctx:
         if features is not None:
             fastpass.reset_stats()
         graph_module = ExportPass()(graph_module).graph_module
-        res = instantiate(cls, program)(graph_module)
+        res = instantiate(cls, program_of)(graph_module)
         out = res.graph_module if res is not None else graph_module
         stats = fastpass.stats() if features is not None else None
     return out, stats
