@@ -28,13 +28,13 @@ This module also hosts the small hooks both *copy* and *skip* need:
 from __future__ import annotations
 
 from time import perf_counter
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils import _pytree as pytree
 
-from . import _context, _sig
+from . import _context, _emit, _sig
 from .annotations import LITERAL, OpFamily
 
 _NEVER_COPY: Optional[frozenset] = None
@@ -174,10 +174,12 @@ def _to_arg(a: Any, proxy_value_cls: type) -> Any:
     return _FALLBACK
 
 
-def _try_copy(interp: Any, target: Any, args: Any, kwargs: Any) -> Any:
+def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: Any) -> Any:
+    """The copy of ``node`` (its ``ProxyValue``), or None if it must be dispatched.  Runs before
+    the interpreter enters the node's meta context: the node is created without it where
+    ``_emit.applies``, inside it otherwise."""
     from executorch.exir.pass_base import ProxyValue
 
-    node = interp.node
     sig = _sig.get_valid(node)
     if sig is None:
         return None
@@ -204,25 +206,30 @@ def _try_copy(interp: Any, target: Any, args: Any, kwargs: Any) -> Any:
             return None
 
     # ---- exactly _ExportPassBase._fx (and TracerBase.create_proxy), minus the dispatch ----
-    name = None
-    if isinstance(target, torch._ops.OpOverload):
-        name = tracer.graph._target_to_str(target.overloadpacket.__name__)
     args_ = _to_arg(args, ProxyValue)
     kwargs_ = _to_arg(kwargs, ProxyValue) if args_ is not _FALLBACK else _FALLBACK
-    if args_ is _FALLBACK or kwargs_ is _FALLBACK or type(args_) is not tuple or type(kwargs_) is not dict:
-        args_proxy, kwargs_proxy = pytree.tree_map_only(
-            ProxyValue, lambda x: x.proxy, (args, kwargs)
-        )
-        res_proxy = tracer.create_proxy(
-            "call_function", target, args_proxy, kwargs_proxy, name=name
-        )
+    plain = not (args_ is _FALLBACK or kwargs_ is _FALLBACK or type(args_) is not tuple or type(kwargs_) is not dict)
+    if plain and _emit.applies(tracer, node.meta, target):
+        res_proxy = tracer.proxy(_emit.create_copied_node(tracer, node.meta, target, args_, kwargs_, _create_plain))
     else:
-        _PLAIN_ARGS.on = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
-        try:
-            created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
-        finally:
-            _PLAIN_ARGS.on = False
-        res_proxy = tracer.proxy(created)
+        with interp._set_current_node(node):
+            name = None
+            if isinstance(target, torch._ops.OpOverload):
+                name = tracer.graph._target_to_str(target.overloadpacket.__name__)
+            if not plain:
+                args_proxy, kwargs_proxy = pytree.tree_map_only(
+                    ProxyValue, lambda x: x.proxy, (args, kwargs)
+                )
+                res_proxy = tracer.create_proxy(
+                    "call_function", target, args_proxy, kwargs_proxy, name=name
+                )
+            else:
+                _PLAIN_ARGS.on = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
+                try:
+                    created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
+                finally:
+                    _PLAIN_ARGS.on = False
+                res_proxy = tracer.proxy(created)
     new_node = res_proxy.node
     new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
     if single:
@@ -265,6 +272,15 @@ class _PlainArgs:
 
 
 _PLAIN_ARGS = _PlainArgs()
+
+
+def _create_plain(graph: torch.fx.Graph, target: Any, args: tuple, kwargs: dict, name: str) -> torch.fx.Node:
+    """``graph.create_node`` for a copied node whose arguments hold only Nodes and plain leaves."""
+    _PLAIN_ARGS.on = True
+    try:
+        return graph.create_node("call_function", target, args, kwargs, name, None)
+    finally:
+        _PLAIN_ARGS.on = False
 
 
 def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -329,15 +345,39 @@ class _NodeDebugStr:
         return getattr(str(self), name)
 
 
+_EXPORT_INTERPRETER: List[type] = []
+
+
+def _export_interpreter() -> type:
+    if not _EXPORT_INTERPRETER:
+        from executorch.exir.pass_base import ExportPass
+
+        _EXPORT_INTERPRETER.append(ExportPass.ExportInterpreter)
+    return _EXPORT_INTERPRETER[0]
+
+
 def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any]:
     def interpreter_run_node(self, n):  # noqa: ANN001
         """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
-        ``node_debug_str`` is formatted lazily; otherwise stock."""
+        a cold operator node whose signature still holds is copied here, before (and without)
+        the node's meta context; ``node_debug_str`` is formatted lazily.  Every other node runs
+        the stock way, and ``ExportPass.ExportInterpreter.call_function`` dispatches it."""
         ctx = _context.current()
         if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
             return original(self, n)
         self.node = n
         self.callback.node_debug_str = _NodeDebugStr(n)
+        if n.op == "call_function" and type(self) is _export_interpreter():
+            start = perf_counter()
+            target = n.target
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            if _cold(ctx.ann.targeted_ops, target, args, kwargs) and _copy_candidate(target):
+                res = _try_copy(self, n, target, args, kwargs)
+                if res is not None:
+                    ctx.rec.copied += 1
+                    ctx.rec.copy_s += perf_counter() - start
+                    return res
+            ctx.rec.dispatch_s += perf_counter() - start  # the declined attempt: part of dispatching it
         return torch.fx.Interpreter.run_node(self, n)
 
     return interpreter_run_node
@@ -360,17 +400,12 @@ def _cold(ops: Any, target: Any, args: Any, kwargs: Any) -> bool:
 
 def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[..., Any]:
     def interpreter_call_function(self, target, args, kwargs):  # noqa: ANN001
-        """Replacement for ``ExportPass.ExportInterpreter.call_function``."""
+        """Replacement for ``ExportPass.ExportInterpreter.call_function``: stock, counted.  (The
+        nodes a copy-sound pass copies never get here: ``interpreter_run_node`` emits them.)"""
         ctx = _context.current()
         if ctx is None or ctx.depth != 1 or self.callback is not ctx.pass_:
             return original(self, target, args, kwargs)
         start = perf_counter()
-        if ctx.copy_on and _cold(ctx.ann.targeted_ops, target, args, kwargs) and _copy_candidate(target):
-            res = _try_copy(self, target, args, kwargs)
-            if res is not None:
-                ctx.rec.copied += 1
-                ctx.rec.copy_s += perf_counter() - start
-                return res
         ctx.rec.dispatched += 1
         try:
             return original(self, target, args, kwargs)

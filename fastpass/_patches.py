@@ -70,12 +70,13 @@ def patch_table() -> List[PatchPoint]:
                    why="track top-level vs nested submodule retrace (copy only at top level); give a pass "
                        "whose call() another pass invokes directly its own copy context and record"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,
-                   why="in copy-sound passes, format node_debug_str only if it is read"),
+                   why="in copy-sound passes, emit cold nodes whose signature holds without FakeTensor "
+                       "dispatch or the node's meta context; format node_debug_str only if it is read"),
         PatchPoint(Graph, "create_node", ("copy",), wrap=_copy.wrap_graph_create_node,
                    why="skip the raw-SymInt argument scan for nodes the copy path creates (it holds none)"),
         PatchPoint(ExportPass.ExportInterpreter, "call_function", ("copy",),
                    wrap=_copy.wrap_interpreter_call_function,
-                   why="emit cold nodes of copy-sound passes without FakeTensor dispatch"),
+                   why="count the nodes each pass dispatches, and their time"),
         PatchPoint(FakeTensorMode, "_cache_key", ("fakecache",), wrap=_fakecache.wrap_cache_key,
                    why="key executorch-namespace entries on TOSA context + private marker"),
         PatchPoint(FakeTensorMode, "_validate_cache_key", ("fakecache",), wrap=_fakecache.wrap_validate,

@@ -115,11 +115,40 @@ def get_valid(node: torch.fx.Node) -> Optional[Sig]:
     if node.meta.get("val", None) is not val or node.target is not target:
         return None
     try:
-        if _weak(node.args) != args or _weak(node.kwargs) != kwargs:
+        if not (matches_weak(node.args, args) and matches_weak(node.kwargs, kwargs)):
             return None
     except Exception:
         return None
     return sig
+
+
+def matches_weak(obj: Any, weak: Any) -> bool:
+    """``_weak(obj) == weak``, without building ``_weak(obj)`` (the signature check runs for every
+    node of every copy-sound retrace).  Compares as tuple/list equality would: identity first,
+    then ``==``, element by element, with the container types ``_weak`` produces."""
+    t = type(obj)
+    if t is torch.fx.Node:
+        return type(weak) is weakref.ref and weak() is obj
+    if t is float or t is int or t is bool or t is complex:
+        if type(weak) is not tuple or len(weak) != 2 or weak[0] is not t:
+            return False
+        return obj is weak[1] or obj == weak[1]
+    if t is tuple:
+        return type(weak) is tuple and len(weak) == len(obj) and all(
+            matches_weak(x, w) for x, w in zip(obj, weak))
+    if t is list or t is torch.fx.immutable_collections.immutable_list:
+        return type(weak) is list and len(weak) == len(obj) and all(
+            matches_weak(x, w) for x, w in zip(obj, weak))
+    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
+        if type(weak) is not tuple or len(weak) != len(obj):
+            return False
+        for (k, x), pair in zip(obj.items(), weak):
+            if type(pair) is not tuple or len(pair) != 2 or not (k is pair[0] or k == pair[0]):
+                return False
+            if not matches_weak(x, pair[1]):
+                return False
+        return True
+    return _weak(obj) == weak  # Node and sequence subclasses, other leaves: rare, the plain way
 
 
 def same_structure(old: Any, new: Any) -> bool:

@@ -1,0 +1,157 @@
+"""fastpass copy path: a copied node's meta is the stock retrace's, key order included.
+
+``fastpass._emit`` creates a copied node without entering the old node's meta context; these
+tests compare every node's meta, key by key and in order, with a stock retrace of the same
+graph, both where that shortcut applies and where it must step aside.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import pytest
+import torch
+
+import fastpass
+from fastpass import _emit
+from fastpass.annotations import register, unregister
+
+pytestmark = pytest.mark.usefixtures("fastpass_disabled")
+
+
+def _exported():
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            a = torch.add(x, y)
+            r = torch.relu(a)
+            m = torch.mul(r, torch.sigmoid(a))
+            return torch.neg(m).sum(dim=1, keepdim=True)
+
+    return torch.export.export(M(), (torch.randn(2, 3), torch.randn(2, 3))).graph_module
+
+
+def _without_graph_ids(value: Any) -> Any:
+    """``NodeSource.to_dict()`` without ``graph_id`` (the id of a graph each run builds anew)."""
+    if isinstance(value, dict):
+        return {k: _without_graph_ids(v) for k, v in value.items() if k != "graph_id"}
+    if isinstance(value, list):
+        return [_without_graph_ids(v) for v in value]
+    return value
+
+
+def _comparable(key: str, value: Any) -> Any:
+    if key == "from_node":
+        return _without_graph_ids([source.to_dict() for source in value])
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), value.dtype, value.stride())
+    return repr(value)
+
+
+def _metas(gm: torch.fx.GraphModule) -> List[Any]:
+    """Every node's name and meta, as ordered (key, value) pairs."""
+    return [(n.name, [(k, _comparable(k, v)) for k, v in n.meta.items()]) for n in gm.graph.nodes]
+
+
+class _Cold:
+    """A copy-sound pass that targets an op the graph does not have: every node is cold."""
+
+    def __enter__(self):
+        from executorch.exir.pass_base import ExportPass
+
+        class ColdPass(ExportPass):
+            pass
+
+        register(ColdPass, {torch.ops.aten.tanh.default}, skip_sound=False, copy_sound=True, why="test")
+        self.cls = ColdPass
+        return ColdPass
+
+    def __exit__(self, *exc):
+        unregister(self.cls)
+
+
+def _retrace(gm, cls, strip: str | None = None):
+    """A first retrace (records creation signatures), then ``cls`` on its result; ``strip``: a
+    meta key removed from every node between the two."""
+    from executorch.exir.pass_base import ExportPass
+
+    first = ExportPass()(gm).graph_module
+    if strip is not None:
+        for n in first.graph.nodes:
+            n.meta.pop(strip, None)
+    return cls()(first).graph_module
+
+
+def _counting_emit(monkeypatch) -> List[int]:
+    calls = [0]
+    original = _emit.create_copied_node
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_emit, "create_copied_node", counted)
+    return calls
+
+
+def test_a_copied_node_has_the_stock_meta_in_the_stock_order(monkeypatch):
+    calls = _counting_emit(monkeypatch)
+    gm = _exported()
+    with _Cold() as cls:
+        stock = _retrace(gm, cls)
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, cls)
+            copied = fastpass.stats()["nodes_copied"]
+    assert copied >= 5 and calls[0] == copied
+    assert _metas(fast) == _metas(stock)
+    # what the shortcut must reproduce: a context-made key (seq_nr) ahead of the old node's own
+    keys = [k for k, _ in dict(_metas(fast))["relu"]]
+    assert "from_node" in keys and "seq_nr" in keys
+
+
+def test_without_from_node_the_copy_is_made_inside_the_meta_context(monkeypatch):
+    """Stock gives such a node a fresh ``from_node`` from its meta context: the shortcut steps
+    aside, and the copy path still copies."""
+    calls = _counting_emit(monkeypatch)
+    gm = _exported()
+    with _Cold() as cls:
+        stock = _retrace(gm, cls, strip="from_node")
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, cls, strip="from_node")
+            copied = fastpass.stats()["nodes_copied"]
+    assert copied >= 5 and calls[0] == 0
+    assert _metas(fast) == _metas(stock)
+    assert all("from_node" in n.meta for n in fast.graph.nodes if n.op == "call_function")
+
+
+def test_without_seq_nr_the_copy_takes_autograds_number_as_stock_does(monkeypatch):
+    calls = _counting_emit(monkeypatch)
+    gm = _exported()
+    with _Cold() as cls:
+        stock = _retrace(gm, cls, strip="seq_nr")
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, cls, strip="seq_nr")
+            copied = fastpass.stats()["nodes_copied"]
+    assert copied >= 5 and calls[0] == copied
+    assert _metas(fast) == _metas(stock)
+
+
+@pytest.mark.parametrize("condition", ["record_stack_traces", "replay_node", "autograd_backward"])
+def test_the_shortcut_steps_aside_where_create_node_would_differ(condition, monkeypatch):
+    from executorch.exir.pass_base import ExportPass
+
+    gm = ExportPass()(_exported()).graph_module
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    meta = dict(node.meta)
+    tracer = ExportPass().tracer
+    assert _emit.applies(tracer, meta, node.target) is False  # meta is not being preserved
+    with torch.fx.traceback.preserve_node_meta():
+        assert _emit.applies(tracer, meta, node.target) is True
+        if condition == "record_stack_traces":
+            tracer.record_stack_traces = True
+            assert _emit.applies(tracer, meta, node.target) is False
+        elif condition == "replay_node":
+            with torch.fx.traceback.set_current_replay_node(node):
+                assert _emit.applies(tracer, meta, node.target) is False
+        else:
+            meta["autograd_backward"] = True
+            assert _emit.applies(tracer, meta, node.target) is False
