@@ -27,6 +27,7 @@ This module also hosts the small hooks both *copy* and *skip* need:
 
 from __future__ import annotations
 
+import weakref
 from time import perf_counter
 from typing import Any, Callable, Dict, List, Optional
 
@@ -133,44 +134,48 @@ _LEAF_TYPES = frozenset(
 )
 
 
-def _to_args(items: Any, proxy_value_cls: type) -> Any:
-    """``_to_arg`` of each item, as a list; ``_FALLBACK`` if any item needs the stock path."""
-    out = []
-    for x in items:
-        y = _to_arg(x, proxy_value_cls)
-        if y is _FALLBACK:
-            return _FALLBACK
-        out.append(y)
-    return out
+_SCALAR_TYPES = frozenset({int, float, bool, complex})
 
 
-def _to_arg(a: Any, proxy_value_cls: type) -> Any:
-    """``tracer.create_arg(tree_map_only(ProxyValue, .proxy, a))`` for the
-    argument shapes cold nodes have; ``_FALLBACK`` for anything else (the
-    stock ``create_proxy`` then handles it)."""
+def _walk(a: Any, proxy_value_cls: type, inputs: list) -> Any:
+    """One walk over a retrace argument, for the argument shapes cold nodes have: the pair
+    ``(arg, weak)``, where ``arg`` is ``tracer.create_arg(tree_map_only(ProxyValue, .proxy, a))``
+    (what the new node holds) and ``weak`` is ``_sig._weak`` of it as the node will hold it
+    (``Node`` turns lists and dicts into their immutable kinds, which ``_weak`` treats alike);
+    each ProxyValue's data is appended to ``inputs`` in ``_sig.proxy_inputs`` order.
+    ``_FALLBACK`` for anything else (the stock ``create_proxy`` then handles it)."""
     t = type(a)
     if t is proxy_value_cls:
         p = a.proxy_or_node
         if type(p) is not torch.fx.Proxy:
             return _FALLBACK
-        return p.node
+        inputs.append(a.data)
+        node = p.node
+        return node, weakref.ref(node)
+    if t in _SCALAR_TYPES:
+        return a, (t, a)
     if t in _LEAF_TYPES:
-        return a
-    if t is tuple:
-        out = _to_args(a, proxy_value_cls)
-        return out if out is _FALLBACK else tuple(out)
-    if t is list or t is torch.fx.immutable_collections.immutable_list:
-        return _to_args(a, proxy_value_cls)
+        return a, a
+    if t is tuple or t is list or t is torch.fx.immutable_collections.immutable_list:
+        out, weak = [], []
+        for x in a:
+            y = _walk(x, proxy_value_cls, inputs)
+            if y is _FALLBACK:
+                return _FALLBACK
+            out.append(y[0])
+            weak.append(y[1])
+        return (tuple(out), tuple(weak)) if t is tuple else (out, weak)
     if t is dict or t is torch.fx.immutable_collections.immutable_dict:
-        d = {}
+        d, weak = {}, []
         for k, x in a.items():
             if type(k) is not str:
                 return _FALLBACK
-            y = _to_arg(x, proxy_value_cls)
+            y = _walk(x, proxy_value_cls, inputs)
             if y is _FALLBACK:
                 return _FALLBACK
-            d[k] = y
-        return d
+            d[k] = y[0]
+            weak.append((k, y[1]))
+        return d, tuple(weak)
     return _FALLBACK
 
 
@@ -194,7 +199,12 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
         if not _val_copyable(val, mode):
             return None
         single = False
-    new_in = _sig.proxy_inputs(args, kwargs)
+    inputs: list = []
+    walked_args = _walk(args, ProxyValue, inputs)
+    walked_kwargs = _walk(kwargs, ProxyValue, inputs) if walked_args is not _FALLBACK else _FALLBACK
+    plain = (walked_args is not _FALLBACK and walked_kwargs is not _FALLBACK
+             and type(walked_args[0]) is tuple and type(walked_kwargs[0]) is dict)
+    new_in = tuple(inputs) if plain else _sig.proxy_inputs(args, kwargs)
     if len(new_in) != len(old_in):
         return None
     kind = _alias_kind(target)
@@ -206,9 +216,7 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
             return None
 
     # ---- exactly _ExportPassBase._fx (and TracerBase.create_proxy), minus the dispatch ----
-    args_ = _to_arg(args, ProxyValue)
-    kwargs_ = _to_arg(kwargs, ProxyValue) if args_ is not _FALLBACK else _FALLBACK
-    plain = not (args_ is _FALLBACK or kwargs_ is _FALLBACK or type(args_) is not tuple or type(kwargs_) is not dict)
+    args_, kwargs_ = (walked_args[0], walked_kwargs[0]) if plain else (None, None)
     if plain and _emit.applies(tracer, node.meta, target):
         res_proxy = tracer.proxy(_emit.create_copied_node(tracer, node.meta, target, args_, kwargs_, _create_plain))
     else:
@@ -239,7 +247,10 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
     else:
         tracer.set_metadata(new_node, val)
     # ----
-    _sig.record(new_node, new_in)
+    if plain:
+        _sig.record_walked(new_node, walked_args[1], walked_kwargs[1], new_in)
+    else:
+        _sig.record(new_node, new_in)
     return ProxyValue(val, res_proxy)
 
 

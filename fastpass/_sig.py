@@ -102,6 +102,12 @@ def record(node: torch.fx.Node, in_data: Tuple[Any, ...]) -> None:
     _SIGS[node] = (node.meta.get("val"), node.target, _weak(node.args), _weak(node.kwargs), in_data)
 
 
+def record_walked(node: torch.fx.Node, weak_args: Any, weak_kwargs: Any, in_data: Tuple[Any, ...]) -> None:
+    """``record``, with ``_weak(node.args)`` and ``_weak(node.kwargs)`` already at hand (the copy
+    path builds them in the walk that builds the node's arguments)."""
+    _SIGS[node] = (node.meta.get("val"), node.target, weak_args, weak_kwargs, in_data)
+
+
 def clear() -> None:
     _SIGS.clear()
 

@@ -22,10 +22,10 @@ pytestmark = pytest.mark.usefixtures("fastpass_disabled")
 def _exported():
     class M(torch.nn.Module):
         def forward(self, x, y):
-            a = torch.add(x, y)
+            a = torch.add(x, y, alpha=2)
             r = torch.relu(a)
             m = torch.mul(r, torch.sigmoid(a))
-            return torch.neg(m).sum(dim=1, keepdim=True)
+            return torch.neg(m).sum(dim=1, keepdim=True).to(torch.float64)
 
     return torch.export.export(M(), (torch.randn(2, 3), torch.randn(2, 3))).graph_module
 
@@ -155,3 +155,29 @@ def test_the_shortcut_steps_aside_where_create_node_would_differ(condition, monk
         else:
             meta["autograd_backward"] = True
             assert _emit.applies(tracer, meta, node.target) is False
+
+
+def test_a_copied_node_is_recorded_with_the_signature_its_own_args_give():
+    """The copy path builds a copied node's signature in the walk that builds its arguments;
+    it must be what ``_sig.record`` would take from the node (else the next retrace dispatches
+    it, or worse, copies it against the wrong arguments)."""
+    from fastpass import _sig
+
+    gm = _exported()
+    with _Cold() as cls:
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, cls)
+            assert fastpass.stats()["nodes_copied"] >= 5
+            checked = 0
+            for n in fast.graph.nodes:
+                sig = _sig._SIGS.get(n)
+                if n.op != "call_function" or sig is None or not isinstance(n.meta["val"], torch.Tensor):
+                    continue  # (the graph's _assert_tensor_metadata has no val: dispatched)
+                assert sig[1:4] == (n.target, _sig._weak(n.args), _sig._weak(n.kwargs)), n.name
+                assert sig[0] is n.meta["val"]
+                checked += 1
+            assert checked >= 5
+            again = cls()(fast).graph_module  # and the next retrace copies them all again
+            assert [r["copied"] for r in fastpass.stats()["per_pass"]][-1] == checked
+        stock_again = cls()(_retrace(gm, cls)).graph_module
+    assert _metas(again) == _metas(stock_again)
