@@ -139,12 +139,13 @@ def matches_weak(obj: Any, weak: Any) -> bool:
         if type(weak) is not tuple or len(weak) != 2 or weak[0] is not t:
             return False
         return obj is weak[1] or obj == weak[1]
-    if t is tuple:
-        return type(weak) is tuple and len(weak) == len(obj) and all(
-            matches_weak(x, w) for x, w in zip(obj, weak))
-    if t is list or t is torch.fx.immutable_collections.immutable_list:
-        return type(weak) is list and len(weak) == len(obj) and all(
-            matches_weak(x, w) for x, w in zip(obj, weak))
+    if t is tuple or t is list or t is torch.fx.immutable_collections.immutable_list:
+        if type(weak) is not (tuple if t is tuple else list) or len(weak) != len(obj):
+            return False
+        for x, w in zip(obj, weak):
+            if not matches_weak(x, w):
+                return False
+        return True
     if t is dict or t is torch.fx.immutable_collections.immutable_dict:
         if type(weak) is not tuple or len(weak) != len(obj):
             return False
