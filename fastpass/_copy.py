@@ -185,7 +185,7 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
     ``_emit.applies``, inside it otherwise."""
     from executorch.exir.pass_base import ProxyValue
 
-    sig = _sig.get_valid(node)
+    sig = _sig.get_valid(node, rewired_ok=True)  # the input values are compared below
     if sig is None:
         return None
     val, old_in = sig[0], sig[_sig.IN_DATA]

@@ -14,9 +14,15 @@ disable leaves no residue):
     (val, target, args, kwargs, in_data)
 
 ``val`` is the meta value set at creation, ``args``/``kwargs`` the node's own
-args then, ``in_data`` the flattened input values used for dispatch.  Any
-later surgery (replacing ``val``, rewiring args, inserting nodes) invalidates
-the signature, because all checks compare by identity.
+args then, ``in_data`` the flattened input values used for dispatch.  Later
+surgery that replaces ``val``, the target, a literal argument or the arguments'
+shape invalidates the signature (compared by identity, scalars by type and value).
+So does rewiring a Node argument to another Node, except for the copy path
+(``get_valid(node, rewired_ok=True)``): the signature then still says what
+dispatch gives on ``in_data``, and the copy path compares the node's current
+input values with ``in_data`` before it copies (metadata-identical; the very
+same objects for view ops).  The skip's fixed-point check and ``transfer`` keep
+the strict rule: the output node's inputs are not compared there.
 """
 
 from __future__ import annotations
@@ -112,8 +118,9 @@ def clear() -> None:
     _SIGS.clear()
 
 
-def get_valid(node: torch.fx.Node) -> Optional[Sig]:
-    """The signature if it still describes the node, else None."""
+def get_valid(node: torch.fx.Node, rewired_ok: bool = False) -> Optional[Sig]:
+    """The signature if it still describes the node, else None.  ``rewired_ok``: a Node argument
+    may name another Node than at creation (for a caller that compares the input values)."""
     sig = _SIGS.get(node)
     if sig is None:
         return None
@@ -121,20 +128,21 @@ def get_valid(node: torch.fx.Node) -> Optional[Sig]:
     if node.meta.get("val", None) is not val or node.target is not target:
         return None
     try:
-        if not (matches_weak(node.args, args) and matches_weak(node.kwargs, kwargs)):
+        if not (matches_weak(node.args, args, rewired_ok) and matches_weak(node.kwargs, kwargs, rewired_ok)):
             return None
     except Exception:
         return None
     return sig
 
 
-def matches_weak(obj: Any, weak: Any) -> bool:
+def matches_weak(obj: Any, weak: Any, any_node: bool = False) -> bool:
     """``_weak(obj) == weak``, without building ``_weak(obj)`` (the signature check runs for every
     node of every copy-sound retrace).  Compares as tuple/list equality would: identity first,
-    then ``==``, element by element, with the container types ``_weak`` produces."""
+    then ``==``, element by element, with the container types ``_weak`` produces.  ``any_node``:
+    a Node matches wherever a Node was, whichever it is."""
     t = type(obj)
     if t is torch.fx.Node:
-        return type(weak) is weakref.ref and weak() is obj
+        return type(weak) is weakref.ref and (any_node or weak() is obj)
     if t is float or t is int or t is bool or t is complex:
         if type(weak) is not tuple or len(weak) != 2 or weak[0] is not t:
             return False
@@ -143,7 +151,7 @@ def matches_weak(obj: Any, weak: Any) -> bool:
         if type(weak) is not (tuple if t is tuple else list) or len(weak) != len(obj):
             return False
         for x, w in zip(obj, weak):
-            if not matches_weak(x, w):
+            if not matches_weak(x, w, any_node):
                 return False
         return True
     if t is dict or t is torch.fx.immutable_collections.immutable_dict:
@@ -152,7 +160,7 @@ def matches_weak(obj: Any, weak: Any) -> bool:
         for (k, x), pair in zip(obj.items(), weak):
             if type(pair) is not tuple or len(pair) != 2 or not (k is pair[0] or k == pair[0]):
                 return False
-            if not matches_weak(x, pair[1]):
+            if not matches_weak(x, pair[1], any_node):
                 return False
         return True
     return _weak(obj) == weak  # Node and sequence subclasses, other leaves: rare, the plain way

@@ -436,22 +436,49 @@ def test_copy_redispatches_when_a_scalar_argument_changes_type():
         unregister(IntMin)
 
 
-def test_copy_falls_back_after_inplace_surgery():
-    """A node whose args were rewired outside a retrace must be re-dispatched."""
+def _rewire_relu(gm, to):
+    """Surgery outside a retrace: relu reads ``x`` (``to="same"``: a value with the metadata of
+    its old input) or a new ``sum(x, 1, keepdim)`` node (``"different"``: shape (2, 1))."""
+    relu = next(n for n in gm.graph.nodes if n.target == torch.ops.aten.relu.default)
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    if to == "same":
+        relu.args = (x,)
+        return
+    with gm.graph.inserting_before(relu):
+        s = gm.graph.call_function(torch.ops.aten.sum.dim_IntList, (x, [1], True))
+    fake = x.meta["val"]
+    with fake.fake_mode:
+        s.meta["val"] = torch.ops.aten.sum.dim_IntList(fake, [1], True)
+    relu.args = (s,)
+
+
+@pytest.mark.parametrize("to", ["same", "different"])
+def test_copy_after_inplace_surgery_follows_the_rewired_inputs(to):
+    """A node whose args were rewired outside a retrace is copied only if its new input values
+    are metadata-identical to those its val was computed from; otherwise it and everything
+    downstream is re-dispatched.  Either way the graph is stock's."""
     from executorch.exir.pass_base import ExportPass
 
     cls = _make_pass("noop")
     try:
+        gm = ExportPass()(_aten_graph()).graph_module
+        _rewire_relu(gm, to)
+        stock = cls()(gm).graph_module
         with fastpass.enabled(["copy"]):
             gm = ExportPass()(_aten_graph()).graph_module
-            relu = [n for n in gm.graph.nodes if n.target == torch.ops.aten.relu.default][0]
-            x = [n for n in gm.graph.nodes if n.op == "placeholder"][0]
-            relu.args = (x,)  # surgery: relu now reads x directly
+            _rewire_relu(gm, to)
             fastpass.reset_stats()
-            cls()(gm)
+            fast = cls()(gm).graph_module
             rec = fastpass.stats()["per_pass"][0]
-        assert rec["copied"] == 2  # mul, neg: inputs still metadata-identical
-        assert rec["dispatched"] >= 2  # add (targeted) and relu (stale signature)
+        assert _describe(fast) == _describe(stock)
+        if to == "same":
+            assert rec["copied"] == 3, rec  # relu (rewired), mul, neg
+            assert rec["dispatched"] == 1, rec  # add: targeted
+        else:
+            assert rec["copied"] == 0, rec
+            assert rec["dispatched"] == 5, rec  # add, the new sum, relu and everything after it
+            relu = next(n for n in fast.graph.nodes if n.target == torch.ops.aten.relu.default)
+            assert tuple(relu.meta["val"].shape) == (2, 1)
     finally:
         unregister(cls)
 
