@@ -371,13 +371,22 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
     def interpreter_run_node(self, n):  # noqa: ANN001
         """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
         a cold operator node whose signature still holds is copied here, before (and without)
-        the node's meta context; ``node_debug_str`` is formatted lazily.  Every other node runs
+        the node's meta context, and so is a placeholder (``_emit``); ``node_debug_str`` is
+        formatted lazily.  Every other node runs
         the stock way, and ``ExportPass.ExportInterpreter.call_function`` dispatches it."""
         ctx = _context.current()
         if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
             return original(self, n)
         self.node = n
         self.callback.node_debug_str = _NodeDebugStr(n)
+        if n.op == "placeholder" and type(self) is _export_interpreter():
+            tracer = self.callback.tracer
+            if _emit.applies_to_placeholder(self.callback, tracer):
+                from executorch.exir.pass_base import ProxyValue
+
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                value = torch.fx.Interpreter.placeholder(self, n.target, args, kwargs)
+                return ProxyValue(value, tracer.proxy(_emit.create_placeholder(tracer, n.target, n.meta, value)))
         if n.op == "call_function" and type(self) is _export_interpreter():
             start = perf_counter()
             target = n.target

@@ -14,6 +14,10 @@ produces exactly that, for about a third of the cost of a copied node.
 ``applies`` names the conditions that make this exact; wherever one fails, the copy path takes
 the stock route inside the node's meta context instead (``_copy._try_copy``).  Mirrors torch
 2.13.0: ``TracerBase.create_node``, ``_get_seq_nr`` and ``PythonKeyTracer.create_node``.
+
+Placeholders are simpler still: ``_ExportPassBase.placeholder`` replaces the new node's whole
+``meta`` with a copy of the old one's, so nothing the meta context or ``create_node`` writes
+there survives at all (``create_placeholder``, where ``applies_to_placeholder``).
 """
 
 from __future__ import annotations
@@ -95,4 +99,27 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
             meta[field] = old_meta[field]
     # _get_seq_nr's forward branch; the update that follows keeps the old node's, if it has one.
     meta["seq_nr"] = old_meta["seq_nr"] if "seq_nr" in old_meta else torch.autograd._get_sequence_nr() - 1
+    return node
+
+
+def applies_to_placeholder(pass_: Any, tracer: Any) -> bool:
+    """Whether ``create_placeholder`` gives what the interpreter's ``placeholder`` gives: the pass
+    keeps ``_ExportPassBase.placeholder``, the tracer and graph are the stock classes (so
+    ``create_proxy("placeholder", name, (), {})`` only creates the node, names it and records
+    its scope), and neither stack-trace recording nor debug logging is on."""
+    from executorch.exir.pass_base import ExportPass, _ExportPassBase
+
+    return (type(pass_).placeholder is _ExportPassBase.placeholder
+            and type(tracer) is ExportPass.ExportTracer and type(tracer.graph) is torch.fx.Graph
+            and not tracer.record_stack_traces and not _PROXY_LOG.isEnabledFor(logging.DEBUG))
+
+
+def create_placeholder(tracer: Any, target: str, old_meta: Dict[str, Any], value: Any) -> torch.fx.Node:
+    """The node ``_ExportPassBase.placeholder(target, value, NodeMetadata(old_meta))`` creates:
+    named from its target, ``meta`` a copy of ``old_meta`` with ``val`` set.  Only where
+    ``applies_to_placeholder``."""
+    node = tracer.graph.create_node("placeholder", target, (), {}, None, None)
+    tracer.node_name_to_scope[node.name] = (tracer.scope.module_path, tracer.scope.module_type)
+    node.meta = old_meta.copy()  # through Node.__setattr__, as stock assigns it
+    node.meta["val"] = value
     return node

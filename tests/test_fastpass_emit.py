@@ -81,20 +81,21 @@ def _retrace(gm, cls, strip: str | None = None):
     return cls()(first).graph_module
 
 
-def _counting_emit(monkeypatch) -> List[int]:
+def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
     calls = [0]
-    original = _emit.create_copied_node
+    original = getattr(_emit, name)
 
     def counted(*args, **kwargs):
         calls[0] += 1
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_emit, "create_copied_node", counted)
+    monkeypatch.setattr(_emit, name, counted)
     return calls
 
 
 def test_a_copied_node_has_the_stock_meta_in_the_stock_order(monkeypatch):
     calls = _counting_emit(monkeypatch)
+    placeholders = _counting_emit(monkeypatch, "create_placeholder")
     gm = _exported()
     with _Cold() as cls:
         stock = _retrace(gm, cls)
@@ -102,6 +103,7 @@ def test_a_copied_node_has_the_stock_meta_in_the_stock_order(monkeypatch):
             fast = _retrace(gm, cls)
             copied = fastpass.stats()["nodes_copied"]
     assert copied >= 5 and calls[0] == copied
+    assert placeholders[0] == len(fast.graph.find_nodes(op="placeholder")) == 2  # the copy-sound retrace's
     assert _metas(fast) == _metas(stock)
     # what the shortcut must reproduce: a context-made key (seq_nr) ahead of the old node's own
     keys = [k for k, _ in dict(_metas(fast))["relu"]]
@@ -181,3 +183,59 @@ def test_a_copied_node_is_recorded_with_the_signature_its_own_args_give():
             assert [r["copied"] for r in fastpass.stats()["per_pass"]][-1] == checked
         stock_again = cls()(_retrace(gm, cls)).graph_module
     assert _metas(again) == _metas(stock_again)
+
+
+def test_a_pass_with_its_own_placeholder_keeps_it(monkeypatch):
+    """A pass that overrides ``placeholder`` sees every placeholder, as in stock."""
+    from executorch.exir.pass_base import ExportPass
+
+    placeholders = _counting_emit(monkeypatch, "create_placeholder")
+
+    class RenamesInputs(ExportPass):
+        def placeholder(self, name, arg, meta):
+            self.seen = getattr(self, "seen", []) + [name]
+            return super().placeholder(f"{name}_in", arg, meta)
+
+    register(RenamesInputs, {torch.ops.aten.tanh.default}, skip_sound=False, copy_sound=True, why="test")
+    try:
+        gm = _exported()
+        stock = _retrace(gm, RenamesInputs)
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, RenamesInputs)
+            assert fastpass.stats()["nodes_copied"] >= 5
+    finally:
+        unregister(RenamesInputs)
+    assert placeholders[0] == 0
+    assert [n.name for n in fast.graph.find_nodes(op="placeholder")] == ["x_in", "y_in"]
+    assert _metas(fast) == _metas(stock)
+
+
+def test_a_placeholder_holds_the_value_the_retrace_was_given():
+    """During the retrace a placeholder's ``val`` is the retrace's input, not the old node's: a
+    pass that feeds the retrace other (metadata-equal) inputs finds them there.  (At the end
+    ``ExportPass.call_submodule`` puts the old placeholders' vals back, in either mode.)"""
+    from executorch.exir.pass_base import ExportPass, ProxyValue
+
+    seen = []
+
+    class FreshInputs(ExportPass):
+        def inputs(self, graph_module):
+            return [torch.empty_like(v) for v in super().inputs(graph_module)]  # same fake mode
+
+        def call_operator(self, op, args, kwargs, meta):
+            if op == torch.ops.aten.add.Tensor:
+                seen.extend(a.proxy.node.meta["val"] is a.data for a in args if isinstance(a, ProxyValue))
+            return super().call_operator(op, args, kwargs, meta)
+
+    register(FreshInputs, {torch.ops.aten.add.Tensor}, skip_sound=False, copy_sound=True, why="test")
+    try:
+        gm = _exported()
+        FreshInputs()(ExportPass()(gm).graph_module)
+        assert seen == [True, True]  # stock
+        seen.clear()
+        with fastpass.enabled(["copy"]):
+            FreshInputs()(ExportPass()(gm).graph_module)
+            assert fastpass.stats()["nodes_copied"] >= 5
+    finally:
+        unregister(FreshInputs)
+    assert seen == [True, True]
