@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import weakref
 from time import perf_counter
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
@@ -74,7 +74,10 @@ def _alias_kind(target: Any) -> str:
 
 
 def _plain_shape(xs: Any) -> bool:
-    return all(type(x) is int for x in xs)
+    for x in xs:
+        if type(x) is not int:
+            return False
+    return True
 
 
 def _tensor_same_meta(a: Any, b: Any) -> bool:
@@ -183,7 +186,7 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
     """The copy of ``node`` (its ``ProxyValue``), or None if it must be dispatched.  Runs before
     the interpreter enters the node's meta context: the node is created without it where
     ``_emit.applies``, inside it otherwise."""
-    from executorch.exir.pass_base import ProxyValue
+    ProxyValue = _PASS_BASE.ProxyValue
 
     sig = _sig.get_valid(node, rewired_ok=True)  # the input values are compared below
     if sig is None:
@@ -356,15 +359,23 @@ class _NodeDebugStr:
         return getattr(str(self), name)
 
 
-_EXPORT_INTERPRETER: List[type] = []
+class _PassBase:
+    """executorch's ``ProxyValue`` and ``ExportPass.ExportInterpreter``, imported on first use
+    (fastpass imports without executorch's pass base) and then read per node for free."""
+
+    __slots__ = ("ProxyValue", "ExportInterpreter")
+
+    def __init__(self) -> None:
+        self.ProxyValue: Any = None
+        self.ExportInterpreter: Any = None
+
+    def load(self) -> None:
+        from executorch.exir.pass_base import ExportPass, ProxyValue
+
+        self.ProxyValue, self.ExportInterpreter = ProxyValue, ExportPass.ExportInterpreter
 
 
-def _export_interpreter() -> type:
-    if not _EXPORT_INTERPRETER:
-        from executorch.exir.pass_base import ExportPass
-
-        _EXPORT_INTERPRETER.append(ExportPass.ExportInterpreter)
-    return _EXPORT_INTERPRETER[0]
+_PASS_BASE = _PassBase()
 
 
 def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -379,15 +390,17 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
             return original(self, n)
         self.node = n
         self.callback.node_debug_str = _NodeDebugStr(n)
-        if n.op == "placeholder" and type(self) is _export_interpreter():
+        if _PASS_BASE.ExportInterpreter is None:
+            _PASS_BASE.load()
+        op = n.op
+        if op == "placeholder" and type(self) is _PASS_BASE.ExportInterpreter:
             tracer = self.callback.tracer
             if _emit.applies_to_placeholder(self.callback, tracer):
-                from executorch.exir.pass_base import ProxyValue
-
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
                 value = torch.fx.Interpreter.placeholder(self, n.target, args, kwargs)
-                return ProxyValue(value, tracer.proxy(_emit.create_placeholder(tracer, n.target, n.meta, value)))
-        if n.op == "call_function" and type(self) is _export_interpreter():
+                node = _emit.create_placeholder(tracer, n.target, n.meta, value)
+                return _PASS_BASE.ProxyValue(value, tracer.proxy(node))
+        if op == "call_function" and type(self) is _PASS_BASE.ExportInterpreter:
             start = perf_counter()
             target = n.target
             args, kwargs = self.fetch_args_kwargs_from_env(n)

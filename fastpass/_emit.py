@@ -22,8 +22,9 @@ there survives at all (``create_placeholder``, where ``applies_to_placeholder``)
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import torch
 import torch.fx.traceback as fx_traceback
@@ -102,15 +103,21 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
     return node
 
 
+@functools.lru_cache(maxsize=None)
+def _stock_placeholder_and_tracer() -> Tuple[Any, type]:
+    from executorch.exir.pass_base import ExportPass, _ExportPassBase
+
+    return _ExportPassBase.placeholder, ExportPass.ExportTracer
+
+
 def applies_to_placeholder(pass_: Any, tracer: Any) -> bool:
     """Whether ``create_placeholder`` gives what the interpreter's ``placeholder`` gives: the pass
     keeps ``_ExportPassBase.placeholder``, the tracer and graph are the stock classes (so
     ``create_proxy("placeholder", name, (), {})`` only creates the node, names it and records
     its scope), and neither stack-trace recording nor debug logging is on."""
-    from executorch.exir.pass_base import ExportPass, _ExportPassBase
-
-    return (type(pass_).placeholder is _ExportPassBase.placeholder
-            and type(tracer) is ExportPass.ExportTracer and type(tracer.graph) is torch.fx.Graph
+    stock_placeholder, stock_tracer = _stock_placeholder_and_tracer()
+    return (type(pass_).placeholder is stock_placeholder
+            and type(tracer) is stock_tracer and type(tracer.graph) is torch.fx.Graph
             and not tracer.record_stack_traces and not _PROXY_LOG.isEnabledFor(logging.DEBUG))
 
 
