@@ -93,15 +93,22 @@ def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
     return calls
 
 
+def _stock_and_fast(strip: str | None = None):
+    """The cold pass's retrace of the same graph in stock and with fastpass's copy on, and how
+    many nodes fastpass copied."""
+    gm = _exported()
+    with _Cold() as cls:
+        stock = _retrace(gm, cls, strip)
+        with fastpass.enabled(["copy"]):
+            fast = _retrace(gm, cls, strip)
+            copied = fastpass.stats()["nodes_copied"]
+    return stock, fast, copied
+
+
 def test_a_copied_node_has_the_stock_meta_in_the_stock_order(monkeypatch):
     calls = _counting_emit(monkeypatch)
     placeholders = _counting_emit(monkeypatch, "create_placeholder")
-    gm = _exported()
-    with _Cold() as cls:
-        stock = _retrace(gm, cls)
-        with fastpass.enabled(["copy"]):
-            fast = _retrace(gm, cls)
-            copied = fastpass.stats()["nodes_copied"]
+    stock, fast, copied = _stock_and_fast()
     assert copied >= 5 and calls[0] == copied
     assert placeholders[0] == len(fast.graph.find_nodes(op="placeholder")) == 2  # the copy-sound retrace's
     assert _metas(fast) == _metas(stock)
@@ -114,12 +121,7 @@ def test_without_from_node_the_copy_is_made_inside_the_meta_context(monkeypatch)
     """Stock gives such a node a fresh ``from_node`` from its meta context: the shortcut steps
     aside, and the copy path still copies."""
     calls = _counting_emit(monkeypatch)
-    gm = _exported()
-    with _Cold() as cls:
-        stock = _retrace(gm, cls, strip="from_node")
-        with fastpass.enabled(["copy"]):
-            fast = _retrace(gm, cls, strip="from_node")
-            copied = fastpass.stats()["nodes_copied"]
+    stock, fast, copied = _stock_and_fast(strip="from_node")
     assert copied >= 5 and calls[0] == 0
     assert _metas(fast) == _metas(stock)
     assert all("from_node" in n.meta for n in fast.graph.nodes if n.op == "call_function")
@@ -127,12 +129,7 @@ def test_without_from_node_the_copy_is_made_inside_the_meta_context(monkeypatch)
 
 def test_without_seq_nr_the_copy_takes_autograds_number_as_stock_does(monkeypatch):
     calls = _counting_emit(monkeypatch)
-    gm = _exported()
-    with _Cold() as cls:
-        stock = _retrace(gm, cls, strip="seq_nr")
-        with fastpass.enabled(["copy"]):
-            fast = _retrace(gm, cls, strip="seq_nr")
-            copied = fastpass.stats()["nodes_copied"]
+    stock, fast, copied = _stock_and_fast(strip="seq_nr")
     assert copied >= 5 and calls[0] == copied
     assert _metas(fast) == _metas(stock)
 
