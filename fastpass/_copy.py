@@ -12,7 +12,10 @@ The node itself is still built exactly like ``_ExportPassBase._fx`` builds it
 ``tracer.proxy``, with ``create_arg`` replaced by an equivalent converter for
 the plain argument shapes cold nodes have; same ``name`` derivation, same meta
 update order, same ``set_metadata`` result), so names, ``from_node``/
-``stack_trace``/``nn_module_stack`` and ``tensor_meta`` match the full path.  Anything unusual
+``stack_trace``/``nn_module_stack`` and ``tensor_meta`` match the full path.  The copy happens
+in ``run_node``, before the interpreter enters the node's meta context; where ``_emit.applies``
+the node is created without that context (whose every value ``_fx`` overwrites), and inside it
+otherwise.  Placeholders of a copy-sound retrace are created the same way.  Anything unusual
 falls back to the stock path: no/invalid signature, an input whose metadata
 differs (an upstream targeted node changed shape/dtype/stride/...; this is the
 re-dispatch rule), symbolic shapes, FakeTensor constants, a different fake
@@ -383,8 +386,8 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
         """Replacement for ``_ExportPassBase.ExportInterpreter.run_node``: in a copy-sound pass,
         a cold operator node whose signature still holds is copied here, before (and without)
         the node's meta context, and so is a placeholder (``_emit``); ``node_debug_str`` is
-        formatted lazily.  Every other node runs
-        the stock way, and ``ExportPass.ExportInterpreter.call_function`` dispatches it."""
+        formatted lazily.  Every other node runs the stock way, and
+        ``ExportPass.ExportInterpreter.call_function`` dispatches it."""
         ctx = _context.current()
         if ctx is None or not ctx.copy_on or ctx.depth != 1 or self.callback is not ctx.pass_:
             return original(self, n)
