@@ -238,11 +238,8 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
                     "call_function", target, args_proxy, kwargs_proxy, name=name
                 )
             else:
-                _PLAIN_ARGS.on = True  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
-                try:
+                with _PLAIN_ARGS:  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
                     created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
-                finally:
-                    _PLAIN_ARGS.on = False
                 res_proxy = tracer.proxy(created)
     new_node = res_proxy.node
     new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
@@ -278,13 +275,20 @@ def _copy_candidate(target: Any) -> bool:
 class _PlainArgs:
     """Whether the node ``Graph.create_node`` is creating comes from the copy path.
 
-    The copy path reaches ``Graph.create_node`` through ``TracerBase.create_node`` (which must
-    run: it records scope and stack-trace meta), so it cannot pass an argument down; it sets
-    ``on`` around that one call instead (always reset in a ``finally``)."""
+    Inside the node's meta context the copy path reaches ``Graph.create_node`` through
+    ``TracerBase.create_node`` (which must run: it records scope and stack-trace meta), so it
+    cannot pass an argument down; it holds ``with _PLAIN_ARGS:`` around that one call instead
+    (``on`` is reset on the way out, whatever happens)."""
 
     __slots__ = ("on",)
 
     def __init__(self) -> None:
+        self.on = False
+
+    def __enter__(self) -> None:
+        self.on = True
+
+    def __exit__(self, *exc: Any) -> None:
         self.on = False
 
 
@@ -293,11 +297,8 @@ _PLAIN_ARGS = _PlainArgs()
 
 def _create_plain(graph: torch.fx.Graph, target: Any, args: tuple, kwargs: dict, name: str) -> torch.fx.Node:
     """``graph.create_node`` for a copied node whose arguments hold only Nodes and plain leaves."""
-    _PLAIN_ARGS.on = True
-    try:
+    with _PLAIN_ARGS:
         return graph.create_node("call_function", target, args, kwargs, name, None)
-    finally:
-        _PLAIN_ARGS.on = False
 
 
 def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
