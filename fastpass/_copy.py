@@ -7,7 +7,11 @@ of that op.  If the node's creation signature (``_sig``) is still valid and
 its current inputs are metadata-identical to the inputs its ``val`` was
 computed from, dispatch would reproduce that ``val`` -- so we reuse it.
 
-The node itself is still built exactly like ``_ExportPassBase._fx`` builds it
+On the common route (``_copy_from_env``) one walk over the old node's own arguments checks them
+against the signature, looks each Node up in the interpreter's environment and builds the new
+node's arguments, its input values and its next signature; what that walk does not handle goes
+the general route (``_try_copy``), from the fetched arguments, as the stock ``run_node`` fetches
+them.  The node itself is still built exactly like ``_ExportPassBase._fx`` builds it
 (``TracerBase.create_proxy`` = ``create_arg`` + ``tracer.create_node`` +
 ``tracer.proxy``, with ``create_arg`` replaced by an equivalent converter for
 the plain argument shapes cold nodes have; same ``name`` derivation, same meta
@@ -32,10 +36,11 @@ from __future__ import annotations
 
 import weakref
 from time import perf_counter
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.graph import _illegal_char_regex, _illegal_names, _name_regex, _Namespace
 from torch.utils import _pytree as pytree
 
 from . import _context, _emit, _sig
@@ -185,46 +190,154 @@ def _walk(a: Any, proxy_value_cls: type, inputs: list) -> Any:
     return _FALLBACK
 
 
+def _walk_env(a: Any, weak: Any, env: Dict[Any, Any], proxy_value_cls: type, inputs: list) -> Any:
+    """``_walk`` of ``fetch_args_kwargs_from_env``'s result, straight from the old node's own
+    argument ``a`` and the interpreter's ``env``, checking ``a`` against its signature's weak
+    form ``weak`` on the way (as ``_sig.matches_weak(a, weak, any_node=True)``): one walk where
+    the mapping, the signature check and ``_walk`` took three.  ``_FALLBACK`` wherever ``_walk``
+    gives it, wherever the signature does not match, and for an ``env`` that lacks a node (the
+    stock route then raises stock's error)."""
+    t = type(a)
+    if t is torch.fx.Node:
+        if type(weak) is not weakref.ref:
+            return _FALLBACK
+        value = env.get(a)
+        if type(value) is not proxy_value_cls:
+            return _FALLBACK
+        p = value.proxy_or_node
+        if type(p) is not torch.fx.Proxy:
+            return _FALLBACK
+        inputs.append(value.data)
+        node = p.node
+        return node, weakref.ref(node)
+    if t in _SCALAR_TYPES:
+        if type(weak) is not tuple or len(weak) != 2 or weak[0] is not t or not (a is weak[1] or a == weak[1]):
+            return _FALLBACK
+        return a, (t, a)
+    if t in _LEAF_TYPES:
+        if not (a is weak or (type(weak) is t and a == weak)):
+            return _FALLBACK
+        return a, a
+    if t is tuple or t is list or t is torch.fx.immutable_collections.immutable_list:
+        if type(weak) is not (tuple if t is tuple else list) or len(weak) != len(a):
+            return _FALLBACK
+        out, new_weak = [], []
+        for x, w in zip(a, weak):
+            y = _walk_env(x, w, env, proxy_value_cls, inputs)
+            if y is _FALLBACK:
+                return _FALLBACK
+            out.append(y[0])
+            new_weak.append(y[1])
+        return (tuple(out), tuple(new_weak)) if t is tuple else (out, new_weak)
+    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
+        if type(weak) is not tuple or len(weak) != len(a):
+            return _FALLBACK
+        d, new_weak = {}, []
+        for (k, x), pair in zip(a.items(), weak):
+            if type(k) is not str or type(pair) is not tuple or len(pair) != 2 or not (k is pair[0] or k == pair[0]):
+                return _FALLBACK
+            y = _walk_env(x, pair[1], env, proxy_value_cls, inputs)
+            if y is _FALLBACK:
+                return _FALLBACK
+            d[k] = y[0]
+            new_weak.append((k, y[1]))
+        return d, tuple(new_weak)
+    return _FALLBACK
+
+
+def _copyable_val(val: Any, mode: Any) -> Optional[bool]:
+    """Whether the copy path can reuse ``val`` in fake mode ``mode``: None if not, else whether it
+    is a single FakeTensor (``set_metadata``'s one-tensor case)."""
+    if type(val) is FakeTensor:
+        if val.constant is not None or val.fake_mode is not mode or not _plain_shape(val.shape):
+            return None
+        return True
+    return False if _val_copyable(val, mode) else None
+
+
+def _inputs_equivalent(target: Any, new_in: tuple, old_in: tuple) -> bool:
+    """Whether dispatching ``target`` on ``new_in`` gives what it gave on ``old_in`` (the
+    re-dispatch rule): metadata-identical tensors, equal scalars; the very same objects for view
+    ops; never for ops that write an input."""
+    if len(new_in) != len(old_in):
+        return False
+    kind = _alias_kind(target)
+    if kind == "mutable":
+        return False
+    need_identity = kind == "view"
+    for a, b in zip(new_in, old_in):
+        if a is not b and not _input_equivalent(a, b, need_identity):
+            return False
+    return True
+
+
+def _copy_from_env(interp: Any, node: torch.fx.Node, target: Any) -> Any:
+    """The copy of ``node`` (its ``ProxyValue``) on the common route: the node's arguments hold
+    only Nodes whose values are the retrace's ProxyValues and plain leaves, and match its
+    signature.  None where it must be dispatched; ``_FALLBACK`` where ``_try_copy`` decides
+    (an argument shape or a signature mismatch this route does not handle)."""
+    sig = _sig.recorded(node)
+    if sig is None:
+        return None
+    val = sig[0]
+    if node.meta.get("val", None) is not val or sig[1] is not target:
+        return None  # as _sig.get_valid
+    tracer = interp.callback.tracer
+    single = _copyable_val(val, tracer.fake_tensor_mode)
+    if single is None:
+        return None
+    inputs: list = []
+    proxy_value_cls, env = _PASS_BASE.ProxyValue, interp.env
+    walked_args = _walk_env(node.args, sig[2], env, proxy_value_cls, inputs)
+    if walked_args is _FALLBACK or type(walked_args[0]) is not tuple:
+        return _FALLBACK
+    walked_kwargs = _walk_env(node.kwargs, sig[3], env, proxy_value_cls, inputs)
+    if walked_kwargs is _FALLBACK or type(walked_kwargs[0]) is not dict:
+        return _FALLBACK
+    new_in = tuple(inputs)
+    if not _inputs_equivalent(target, new_in, sig[_sig.IN_DATA]):
+        return None
+    return _emit_copy(interp, node, target, val, single, walked_args, walked_kwargs, new_in, None, None)
+
+
 def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: Any) -> Any:
-    """The copy of ``node`` (its ``ProxyValue``), or None if it must be dispatched.  Runs before
-    the interpreter enters the node's meta context: the node is created without it where
-    ``_emit.applies``, inside it otherwise."""
+    """The copy of ``node`` (its ``ProxyValue``), or None if it must be dispatched, from the
+    fetched ``args``/``kwargs``: the general route, for what ``_copy_from_env`` leaves to it."""
     ProxyValue = _PASS_BASE.ProxyValue
 
     sig = _sig.get_valid(node, rewired_ok=True)  # the input values are compared below
     if sig is None:
         return None
-    val, old_in = sig[0], sig[_sig.IN_DATA]
-    tracer = interp.callback.tracer
-    mode = tracer.fake_tensor_mode
-    if type(val) is FakeTensor:
-        if val.constant is not None or val.fake_mode is not mode or not _plain_shape(val.shape):
-            return None
-        single = True
-    else:
-        if not _val_copyable(val, mode):
-            return None
-        single = False
+    val = sig[0]
+    single = _copyable_val(val, interp.callback.tracer.fake_tensor_mode)
+    if single is None:
+        return None
     inputs: list = []
     walked_args = _walk(args, ProxyValue, inputs)
     walked_kwargs = _walk(kwargs, ProxyValue, inputs) if walked_args is not _FALLBACK else _FALLBACK
     plain = (walked_args is not _FALLBACK and walked_kwargs is not _FALLBACK
              and type(walked_args[0]) is tuple and type(walked_kwargs[0]) is dict)
     new_in = tuple(inputs) if plain else _sig.proxy_inputs(args, kwargs)
-    if len(new_in) != len(old_in):
+    if not _inputs_equivalent(target, new_in, sig[_sig.IN_DATA]):
         return None
-    kind = _alias_kind(target)
-    if kind == "mutable":
-        return None
-    need_identity = kind == "view"
-    for a, b in zip(new_in, old_in):
-        if a is not b and not _input_equivalent(a, b, need_identity):
-            return None
+    if plain:
+        return _emit_copy(interp, node, target, val, single, walked_args, walked_kwargs, new_in, None, None)
+    return _emit_copy(interp, node, target, val, single, None, None, new_in, args, kwargs)
 
+
+def _emit_copy(interp: Any, node: torch.fx.Node, target: Any, val: Any, single: bool,
+               walked_args: Any, walked_kwargs: Any, new_in: tuple, args: Any, kwargs: Any) -> Any:
+    """Create the copy as ``_ExportPassBase._fx`` (and ``TracerBase.create_proxy``) would, minus
+    the dispatch, and record its signature.  ``walked_args``/``walked_kwargs``: the ``(arg, weak)``
+    pairs of a plain node; None for any other, whose retrace ``args``/``kwargs`` then go the
+    stock ``create_proxy`` way."""
+    ProxyValue = _PASS_BASE.ProxyValue
+    tracer = interp.callback.tracer
+    plain = walked_args is not None
     # ---- exactly _ExportPassBase._fx (and TracerBase.create_proxy), minus the dispatch ----
-    args_, kwargs_ = (walked_args[0], walked_kwargs[0]) if plain else (None, None)
     if plain and _emit.applies(tracer, node.meta, target):
-        res_proxy = tracer.proxy(_emit.create_copied_node(tracer, node.meta, target, args_, kwargs_, _create_plain))
+        res_proxy = tracer.proxy(_emit.create_copied_node(
+            tracer, node.meta, target, walked_args[0], walked_kwargs[0], _create_plain))
     else:
         with interp._set_current_node(node):
             name = None
@@ -238,8 +351,8 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
                     "call_function", target, args_proxy, kwargs_proxy, name=name
                 )
             else:
-                with _PLAIN_ARGS:  # args_/kwargs_ hold only Nodes and plain leaves: no raw SymInts
-                    created = tracer.create_node("call_function", target, args_, kwargs_, name, None)
+                with _PLAIN_ARGS:  # the args hold only Nodes and plain leaves: no raw SymInts
+                    created = tracer.create_node("call_function", target, walked_args[0], walked_kwargs[0], name, None)
                 res_proxy = tracer.proxy(created)
     new_node = res_proxy.node
     new_node.meta.update(node.meta)  # == meta.update(NodeMetadata(node.meta).data)
@@ -301,6 +414,54 @@ def _create_plain(graph: torch.fx.Graph, target: Any, args: tuple, kwargs: dict,
         return graph.create_node("call_function", target, args, kwargs, name, None)
 
 
+_PARSED_NAMES: Dict[str, Tuple[str, str, Optional[int]]] = {}
+
+
+def _parse_name(candidate: str) -> Tuple[str, str, Optional[int]]:
+    """The part of ``_Namespace.create_name`` that depends on the candidate alone: the legal
+    candidate, its base and its numeric suffix (None without one), as torch 2.13.0 derives them
+    with its two regexes; cached, since a retrace asks for the same few candidates over and over."""
+    r = _PARSED_NAMES.get(candidate)
+    if r is None:
+        legal = candidate
+        match = _name_regex.match(legal)
+        if match is None:
+            legal = _illegal_char_regex.sub("_", legal)
+            if not legal:
+                legal = "_unnamed"
+            if legal[0].isdigit():
+                legal = f"_{legal}"
+            match = _name_regex.match(legal)
+            if match is None:
+                raise AssertionError(f"Name regex failed to match candidate: {legal}")
+        base, num = match.group(1, 2)
+        r = _PARSED_NAMES[candidate] = (legal, base, None if num is None else int(num))
+    return r
+
+
+def _create_name(namespace: Any, candidate: str) -> str:
+    """``namespace.create_name(candidate, None)`` (torch 2.13.0, line by line), with the candidate's
+    parse cached (``_parse_name``)."""
+    candidate, base, num = _parse_name(candidate)
+    if num is None or candidate in namespace._used_names:
+        num = namespace._base_count.get(base, 0)
+        if _illegal_names.get(candidate, None) is not None:
+            num += 1
+            candidate = f"{base}_{num}"
+    while candidate in namespace._used_names:
+        num += 1
+        candidate = f"{base}_{num}"
+    namespace._used_names.add(candidate)
+    namespace._base_count[base] = num
+    return candidate
+
+
+def _create_bare(graph: torch.fx.Graph, op: str, target: Any) -> torch.fx.Node:
+    """``graph.create_node`` for a node without arguments, named from its target (a placeholder)."""
+    with _PLAIN_ARGS:
+        return graph.create_node(op, target, (), {}, None, None)
+
+
 def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
     def graph_create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
         """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
@@ -317,7 +478,11 @@ def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
         elif not isinstance(kwargs, dict):
             raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
         candidate = name if name is not None else self._target_to_str(target)
-        name = self._graph_namespace.create_name(candidate, None)
+        namespace = self._graph_namespace
+        if type(namespace) is _Namespace:
+            name = _create_name(namespace, candidate)
+        else:
+            name = namespace.create_name(candidate, None)
         n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
         if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
             for f in self.owning_module._create_node_hooks:
@@ -402,14 +567,23 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
             if _emit.applies_to_placeholder(self.callback, tracer):
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
                 value = torch.fx.Interpreter.placeholder(self, n.target, args, kwargs)
-                node = _emit.create_placeholder(tracer, n.target, n.meta, value)
+                node = _emit.create_placeholder(tracer, n.target, n.meta, value, _create_bare)
                 return _PASS_BASE.ProxyValue(value, tracer.proxy(node))
         if op == "call_function" and type(self) is _PASS_BASE.ExportInterpreter:
             start = perf_counter()
             target = n.target
-            args, kwargs = self.fetch_args_kwargs_from_env(n)
-            if _cold(ctx.ann.targeted_ops, target, args, kwargs) and _copy_candidate(target):
-                res = _try_copy(self, n, target, args, kwargs)
+            ops = ctx.ann.targeted_ops
+            fetched = None
+            if isinstance(ops, OpFamily):  # its rules read the call's values
+                fetched = self.fetch_args_kwargs_from_env(n)
+                cold = _cold(ops, target, *fetched)
+            else:
+                cold = target not in ops
+            if cold and _copy_candidate(target):
+                res = _copy_from_env(self, n, target)
+                if res is _FALLBACK:
+                    args, kwargs = fetched if fetched is not None else self.fetch_args_kwargs_from_env(n)
+                    res = _try_copy(self, n, target, args, kwargs)
                 if res is not None:
                     ctx.rec.copied += 1
                     ctx.rec.copy_s += perf_counter() - start

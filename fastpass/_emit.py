@@ -121,11 +121,13 @@ def applies_to_placeholder(pass_: Any, tracer: Any) -> bool:
             and not tracer.record_stack_traces and not _PROXY_LOG.isEnabledFor(logging.DEBUG))
 
 
-def create_placeholder(tracer: Any, target: str, old_meta: Dict[str, Any], value: Any) -> torch.fx.Node:
+def create_placeholder(tracer: Any, target: str, old_meta: Dict[str, Any], value: Any,
+                       create_in_graph: Any) -> torch.fx.Node:
     """The node ``_ExportPassBase.placeholder(target, value, NodeMetadata(old_meta))`` creates:
     named from its target, ``meta`` a copy of ``old_meta`` with ``val`` set.  Only where
-    ``applies_to_placeholder``."""
-    node = tracer.graph.create_node("placeholder", target, (), {}, None, None)
+    ``applies_to_placeholder``.  ``create_in_graph(graph, op, target)``: ``Graph.create_node``
+    without arguments."""
+    node = create_in_graph(tracer.graph, "placeholder", target)
     tracer.node_name_to_scope[node.name] = (tracer.scope.module_path, tracer.scope.module_type)
     node.meta = old_meta.copy()  # through Node.__setattr__, as stock assigns it
     node.meta["val"] = value

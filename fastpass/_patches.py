@@ -71,9 +71,11 @@ def patch_table() -> List[PatchPoint]:
                        "whose call() another pass invokes directly its own copy context and record"),
         PatchPoint(_ExportPassBase.ExportInterpreter, "run_node", ("copy",), wrap=_copy.wrap_interpreter_run_node,
                    why="in copy-sound passes, emit cold nodes whose signature holds without FakeTensor "
-                       "dispatch or the node's meta context; format node_debug_str only if it is read"),
+                       "dispatch or the node's meta context, their arguments walked once from the "
+                       "interpreter's environment; format node_debug_str only if it is read"),
         PatchPoint(Graph, "create_node", ("copy",), wrap=_copy.wrap_graph_create_node,
-                   why="skip the raw-SymInt argument scan for nodes the copy path creates (it holds none)"),
+                   why="for the nodes the copy path creates, skip the raw-SymInt argument scan (they "
+                       "hold none) and parse each name candidate once, not per node"),
         PatchPoint(ExportPass.ExportInterpreter, "call_function", ("copy",),
                    wrap=_copy.wrap_interpreter_call_function,
                    why="count the nodes each pass dispatches, and their time"),

@@ -118,6 +118,12 @@ def clear() -> None:
     _SIGS.clear()
 
 
+def recorded(node: torch.fx.Node) -> Optional[Sig]:
+    """The signature recorded for ``node``, whether or not it still holds (for a caller that
+    checks it as it walks the node's arguments: ``_copy._copy_from_env``)."""
+    return _SIGS.get(node)
+
+
 def get_valid(node: torch.fx.Node, rewired_ok: bool = False) -> Optional[Sig]:
     """The signature if it still describes the node, else None.  ``rewired_ok``: a Node argument
     may name another Node than at creation (for a caller that compares the input values)."""

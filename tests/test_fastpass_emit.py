@@ -169,7 +169,7 @@ def test_a_copied_node_is_recorded_with_the_signature_its_own_args_give():
             assert fastpass.stats()["nodes_copied"] >= 5
             checked = 0
             for n in fast.graph.nodes:
-                sig = _sig._SIGS.get(n)
+                sig = _sig.recorded(n)
                 if n.op != "call_function" or sig is None or not isinstance(n.meta["val"], torch.Tensor):
                     continue  # (the graph's _assert_tensor_metadata has no val: dispatched)
                 assert sig[1:4] == (n.target, _sig._weak(n.args), _sig._weak(n.kwargs)), n.name
@@ -236,3 +236,111 @@ def test_a_placeholder_holds_the_value_the_retrace_was_given():
     finally:
         unregister(FreshInputs)
     assert seen == [True, True]
+
+
+_NAME_CANDIDATES = ["add", "add", "add_1", "add_1", "add_7", "add", "sum", "sum", "abs_2", "for", "None",
+                    "1x", "a.b-c", "", "__", "relu_", "relu__3", "x_0", "x_0", "x", "x", "print", "max_1"]
+
+
+@pytest.mark.parametrize("order", ["given", "reversed", "shuffled"])
+def test_names_are_the_stock_namespaces(order):
+    """``_copy._create_name`` (a cached parse of the candidate) gives the names and leaves the
+    state ``_Namespace.create_name(candidate, None)`` does: numeric suffixes, clashes, builtins
+    and keywords, illegal characters, empty candidates."""
+    import random
+
+    from torch.fx.graph import _Namespace
+
+    from fastpass import _copy
+
+    candidates = list(_NAME_CANDIDATES)
+    if order == "reversed":
+        candidates.reverse()
+    elif order == "shuffled":
+        random.Random(7).shuffle(candidates)
+    stock, fast = _Namespace(), _Namespace()
+    for candidate in candidates * 2:
+        assert _copy._create_name(fast, candidate) == stock.create_name(candidate, None), candidate
+        assert (fast._used_names, fast._base_count) == (stock._used_names, stock._base_count)
+    assert "sum_1" in stock._used_names and "_1x" in stock._used_names  # the cases were reached
+
+
+def _counting(monkeypatch, module: Any, name: str) -> List[int]:
+    calls = [0]
+    original = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_a_plain_node_is_copied_straight_from_the_interpreters_environment(monkeypatch):
+    """The common route (``_copy_from_env``) copies every cold node of a plain graph: the general
+    route, which fetches the arguments first, is never asked."""
+    from fastpass import _copy
+
+    general = _counting(monkeypatch, _copy, "_try_copy")
+    stock, fast, copied = _stock_and_fast()
+    assert copied >= 5 and general[0] == 0
+    assert _metas(fast) == _metas(stock)
+
+
+def test_the_general_route_copies_what_the_common_route_leaves_to_it(monkeypatch):
+    """Where the walk from the environment gives up, ``_try_copy`` decides, and its copies are the
+    stock retrace's too."""
+    from fastpass import _copy
+
+    monkeypatch.setattr(_copy, "_walk_env", lambda *args: _copy._FALLBACK)
+    general = _counting(monkeypatch, _copy, "_try_copy")
+    stock, fast, copied = _stock_and_fast()
+    assert copied >= 5 and general[0] >= copied
+    assert _metas(fast) == _metas(stock)
+
+
+def _argument_shapes(a: torch.fx.Node, b: torch.fx.Node) -> List[Any]:
+    """Argument structures that differ from one another in one way each: scalar type, scalar
+    value, list length, container kind, dict key, a Node for a literal, a leaf's value."""
+    from torch.fx.immutable_collections import immutable_dict, immutable_list
+
+    return [
+        (a, 1), (a, 2), (a, 1.0), (a, True), (b, 1), (a, a),
+        (a, immutable_list([1, 2])), (a, immutable_list([1, 2, 3])), (a, immutable_list([2, 1])),
+        (a, immutable_list([1.0, 2])), (a, (1, 2)), (a, immutable_list([a, 2])), (a, None),
+        (a, torch.float16), (a, torch.float32), (a, "mean"), (a, "sum"),
+        immutable_dict(dtype=torch.float16), immutable_dict(memory_format=torch.float16),
+        immutable_dict(dtype=torch.float32), immutable_dict(dtype=torch.float16, alpha=2),
+        immutable_dict(alpha=2, dtype=torch.float16), immutable_dict(dim=immutable_list([1])),
+        immutable_dict(dim=immutable_list([0])), immutable_dict(dim=a), immutable_dict(),
+    ]
+
+
+def test_the_walk_from_the_environment_checks_the_signature_as_sig_does():
+    """``_copy._walk_env`` accepts an argument against a recorded weak form exactly where
+    ``_sig.matches_weak(any_node=True)`` does, and then gives what the general route's walk gives
+    on the fetched values: the new node's argument, its weak form and the input values."""
+    from executorch.exir.pass_base import ProxyValue
+
+    from fastpass import _copy, _sig
+
+    graph = torch.fx.Graph()
+    a, b = graph.placeholder("a"), graph.placeholder("b")
+    env = {n: ProxyValue(torch.empty(1), torch.fx.Proxy(n)) for n in (a, b)}
+    shapes = _argument_shapes(a, b)
+    accepted = 0
+    for old in shapes:
+        weak = _sig._weak(old)
+        for new in shapes:
+            expected = _sig.matches_weak(new, weak, True)
+            inputs: list = []
+            walked = _copy._walk_env(new, weak, env, ProxyValue, inputs)
+            assert (walked is not _copy._FALLBACK) == expected, (old, new)
+            if expected:
+                accepted += 1
+                fetched = torch.fx.node.map_arg(new, env.__getitem__)
+                general_inputs: list = []
+                assert walked == _copy._walk(fetched, ProxyValue, general_inputs), (old, new)
+                assert inputs == general_inputs and _sig.matches_weak(walked[0], walked[1], True)
+    assert accepted > len(shapes)  # each with itself, and a Node for another Node
