@@ -409,9 +409,9 @@ _PLAIN_ARGS = _PlainArgs()
 
 
 def _create_plain(graph: torch.fx.Graph, target: Any, args: tuple, kwargs: dict, name: str) -> torch.fx.Node:
-    """``graph.create_node`` for a copied node whose arguments hold only Nodes and plain leaves."""
-    with _PLAIN_ARGS:
-        return graph.create_node("call_function", target, args, kwargs, name, None)
+    """``graph.create_node`` for a copied node whose arguments hold only Nodes and plain leaves,
+    on a graph of the stock class (``_emit.applies``): the replacement's body, called directly."""
+    return _create_in_graph(graph, "call_function", target, args, kwargs, name, None)
 
 
 _PARSED_NAMES: Dict[str, Tuple[str, str, Optional[int]]] = {}
@@ -457,41 +457,48 @@ def _create_name(namespace: Any, candidate: str) -> str:
 
 
 def _create_bare(graph: torch.fx.Graph, op: str, target: Any) -> torch.fx.Node:
-    """``graph.create_node`` for a node without arguments, named from its target (a placeholder)."""
-    with _PLAIN_ARGS:
-        return graph.create_node(op, target, (), {}, None, None)
+    """``graph.create_node`` for a node without arguments, named from its target (a placeholder),
+    on a graph of the stock class (``_emit.applies_to_placeholder``)."""
+    return _create_in_graph(graph, op, target, (), {}, None, None)
+
+
+def _create_in_graph(self: torch.fx.Graph, op: str, target: Any, args: Any, kwargs: Any, name: Optional[str],
+                     type_expr: Any) -> torch.fx.Node:
+    """Stock ``torch.fx.Graph.create_node`` (torch 2.13.0, line by line), minus its scan of the
+    arguments for raw SymInt/SymFloat/SymBool (a warning only), for arguments known to hold none,
+    and with each name candidate parsed once (``_create_name``)."""
+    if not args:
+        args = ()
+    elif not isinstance(args, tuple):
+        raise AssertionError(f"args must be a tuple, got {type(args)}")
+    if not kwargs:
+        kwargs = torch.fx.immutable_collections.immutable_dict()
+    elif not isinstance(kwargs, dict):
+        raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
+    candidate = name if name is not None else self._target_to_str(target)
+    namespace = self._graph_namespace
+    if type(namespace) is _Namespace:
+        name = _create_name(namespace, candidate)
+    else:
+        name = namespace.create_name(candidate, None)
+    n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
+    if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
+        for f in self.owning_module._create_node_hooks:
+            f(n)
+    namespace.associate_name_with_obj(name, n)
+    self._insert(n)
+    self._find_nodes_lookup_table.insert(n)
+    self._len += 1
+    return n
 
 
 def wrap_graph_create_node(original: Callable[..., Any]) -> Callable[..., Any]:
     def graph_create_node(self, op, target, args=None, kwargs=None, name=None, type_expr=None):  # noqa: ANN001
-        """Replacement for ``torch.fx.Graph.create_node``: stock, minus its scan of the arguments
-        for raw SymInt/SymFloat/SymBool (a warning only) while the copy path creates a node whose
-        arguments are known to hold none.  The rest mirrors torch 2.13.0 line by line."""
+        """Replacement for ``torch.fx.Graph.create_node``: stock, except while the copy path
+        creates a node inside the node's meta context (``_PLAIN_ARGS``): ``_create_in_graph``."""
         if not _PLAIN_ARGS.on:
             return original(self, op, target, args, kwargs, name, type_expr)
-        if not args:
-            args = ()
-        elif not isinstance(args, tuple):
-            raise AssertionError(f"args must be a tuple, got {type(args)}")
-        if not kwargs:
-            kwargs = torch.fx.immutable_collections.immutable_dict()
-        elif not isinstance(kwargs, dict):
-            raise AssertionError(f"kwargs must be a dict, got {type(kwargs)}")
-        candidate = name if name is not None else self._target_to_str(target)
-        namespace = self._graph_namespace
-        if type(namespace) is _Namespace:
-            name = _create_name(namespace, candidate)
-        else:
-            name = namespace.create_name(candidate, None)
-        n = torch.fx.Node(self, name, op, target, args, kwargs, type_expr)
-        if self.owning_module is not None and getattr(self.owning_module, "_create_node_hooks", None) is not None:
-            for f in self.owning_module._create_node_hooks:
-                f(n)
-        self._graph_namespace.associate_name_with_obj(name, n)
-        self._insert(n)
-        self._find_nodes_lookup_table.insert(n)
-        self._len += 1
-        return n
+        return _create_in_graph(self, op, target, args, kwargs, name, type_expr)
 
     return graph_create_node
 

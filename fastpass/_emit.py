@@ -9,10 +9,12 @@ later: ``_ExportPassBase._fx`` ends with ``meta.update(<the old node's meta>)``,
 holds exactly the old node's keys (``from_node`` included, when the old node has one).  What
 survives is the *key order* those steps leave in the new node's ``meta``, ``seq_nr`` when the
 old node has none, and the tracer's ``node_name_to_scope`` entry.  ``create_copied_node``
-produces exactly that, for about a third of the cost of a copied node.
+produces exactly that, for about a third of the cost of a copied node.  When the old node's
+keys already begin with what ``create_node`` would write (the form every retrace leaves), that
+order is the old meta's own, and the copy writes nothing before the update.
 
 ``applies`` names the conditions that make this exact; wherever one fails, the copy path takes
-the stock route inside the node's meta context instead (``_copy._try_copy``).  Mirrors torch
+the stock route inside the node's meta context instead (``_copy._emit_copy``).  Mirrors torch
 2.13.0: ``TracerBase.create_node``, ``_get_seq_nr`` and ``PythonKeyTracer.create_node``.
 
 Placeholders are simpler still: ``_ExportPassBase.placeholder`` replaces the new node's whole
@@ -91,8 +93,10 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
     ``applies``.  ``create_in_graph(graph, target, args, kwargs, name)``: ``Graph.create_node``."""
     node = create_in_graph(tracer.graph, target, args, kwargs, name_candidate(tracer.graph, target))
     tracer.node_name_to_scope[node.name] = (tracer.scope.module_path, tracer.scope.module_type)
-    meta = node.meta
     stack_trace = old_meta.get("stack_trace")
+    if _keys_lead_with_what_create_node_writes(tuple(old_meta), bool(stack_trace)):
+        return node  # the update that follows puts every key where create_node would
+    meta = node.meta
     if stack_trace:
         meta["stack_trace"] = stack_trace
     for field in _COPY_META_FIELDS:
@@ -101,6 +105,25 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
     # _get_seq_nr's forward branch; the update that follows keeps the old node's, if it has one.
     meta["seq_nr"] = old_meta["seq_nr"] if "seq_nr" in old_meta else torch.autograd._get_sequence_nr() - 1
     return node
+
+
+_LEADS: Dict[Tuple[Tuple[str, ...], bool], bool] = {}
+
+
+def _keys_lead_with_what_create_node_writes(keys: Tuple[str, ...], writes_stack_trace: bool) -> bool:
+    """Whether an old meta with these keys (in this order) begins with exactly the keys the
+    tracer's ``create_node`` writes for its copy (``stack_trace`` if truthy, the
+    ``_COPY_META_FIELDS`` it has, ``seq_nr``), and has ``seq_nr`` (so no value of create_node's
+    own survives).  Then ``meta.update(old_meta)`` into the empty meta gives the very keys, order
+    and values that create_node's writes followed by the same update give.  A retrace's own
+    nodes have this form, so it holds for nearly every node after the first retrace; the answer
+    depends on the key sequence alone and is cached."""
+    r = _LEADS.get((keys, writes_stack_trace))
+    if r is None:
+        lead = (["stack_trace"] if writes_stack_trace else []) + [f for f in _COPY_META_FIELDS if f in keys]
+        lead.append("seq_nr")
+        r = _LEADS[(keys, writes_stack_trace)] = list(keys[: len(lead)]) == lead
+    return r
 
 
 @functools.lru_cache(maxsize=None)

@@ -69,15 +69,18 @@ class _Cold:
         unregister(self.cls)
 
 
-def _retrace(gm, cls, strip: str | None = None):
+def _retrace(gm, cls, strip: str | None = None, edit: Any = None):
     """A first retrace (records creation signatures), then ``cls`` on its result; ``strip``: a
-    meta key removed from every node between the two."""
+    meta key removed from every node between the two; ``edit``: a function applied to every
+    call_function node's meta between the two."""
     from executorch.exir.pass_base import ExportPass
 
     first = ExportPass()(gm).graph_module
-    if strip is not None:
-        for n in first.graph.nodes:
+    for n in first.graph.nodes:
+        if strip is not None:
             n.meta.pop(strip, None)
+        if edit is not None and n.op == "call_function":
+            edit(n.meta)
     return cls()(first).graph_module
 
 
@@ -93,14 +96,14 @@ def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
     return calls
 
 
-def _stock_and_fast(strip: str | None = None):
+def _stock_and_fast(strip: str | None = None, edit: Any = None):
     """The cold pass's retrace of the same graph in stock and with fastpass's copy on, and how
     many nodes fastpass copied."""
     gm = _exported()
     with _Cold() as cls:
-        stock = _retrace(gm, cls, strip)
+        stock = _retrace(gm, cls, strip, edit)
         with fastpass.enabled(["copy"]):
-            fast = _retrace(gm, cls, strip)
+            fast = _retrace(gm, cls, strip, edit)
             copied = fastpass.stats()["nodes_copied"]
     return stock, fast, copied
 
@@ -132,6 +135,55 @@ def test_without_seq_nr_the_copy_takes_autograds_number_as_stock_does(monkeypatc
     stock, fast, copied = _stock_and_fast(strip="seq_nr")
     assert copied >= 5 and calls[0] == copied
     assert _metas(fast) == _metas(stock)
+
+
+def test_a_retraces_own_meta_order_is_taken_as_it_is(monkeypatch):
+    """After a retrace every node's keys begin with what ``create_node`` writes: the copy then
+    takes the old meta as it is (one update), and that is stock's meta, key order included.
+    Fails if the check turns any of those nodes down (the copy would be exact, only slower)."""
+    answers = []
+    original = _emit._keys_lead_with_what_create_node_writes
+
+    def recorded(*args):
+        answers.append(original(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(_emit, "_keys_lead_with_what_create_node_writes", recorded)
+    stock, fast, copied = _stock_and_fast()
+    assert copied >= 5 and answers.count(True) == len(answers) == copied
+    assert _metas(fast) == _metas(stock)
+
+
+def _seq_nr_last(meta):
+    meta["seq_nr"] = meta.pop("seq_nr")
+
+
+def _stack_trace_empty(meta):
+    meta["stack_trace"] = None  # (the key stays first)
+
+
+@pytest.mark.parametrize("edit", [_seq_nr_last, _stack_trace_empty])
+def test_an_old_meta_in_another_order_is_copied_in_the_order_stock_leaves(edit, monkeypatch):
+    """Where the old node's keys do not begin with what ``create_node`` writes (``seq_nr`` after
+    the node's own keys; a ``stack_trace`` key whose empty value create_node does not write), the
+    copy is not the old meta's order but the one create_node's writes and the update leave."""
+    calls = _counting_emit(monkeypatch)
+    stock, fast, copied = _stock_and_fast(edit=edit)
+    assert copied >= 5 and calls[0] == copied
+    assert _metas(fast) == _metas(stock)
+    old = _old_key_orders(edit)
+    assert any([k for k, _ in meta] != keys for (_, meta), keys in zip(_metas(fast), old))  # reordered
+
+
+def _old_key_orders(edit):
+    """Each node's meta keys after the first retrace and ``edit``: the old metas of the test above."""
+    from executorch.exir.pass_base import ExportPass
+
+    first = ExportPass()(_exported()).graph_module
+    for n in first.graph.nodes:
+        if n.op == "call_function":
+            edit(n.meta)
+    return [list(n.meta) for n in first.graph.nodes]
 
 
 @pytest.mark.parametrize("condition", ["record_stack_traces", "replay_node", "autograd_backward"])
