@@ -29,7 +29,7 @@ import torch
 from torch.fx import GraphModule, Node
 from torch.utils import _pytree as pytree
 
-from . import _sig
+from . import _emit, _sig
 from .annotations import LITERAL, OpFamily
 
 
@@ -49,13 +49,12 @@ def _node_val(arg: Any) -> Any:
 
 
 def _canonical_candidate(graph: torch.fx.Graph, node: Node) -> Optional[str]:
+    """The name a retrace asks for: a placeholder's or the output's from its target, an operator
+    call's as ``_ExportPassBase._fx`` derives it (``_emit.name_candidate``)."""
     if node.op in ("placeholder", "output"):
         return graph._target_to_str(node.target)
     if node.op == "call_function":
-        t = node.target
-        if isinstance(t, torch._ops.OpOverload):
-            return graph._target_to_str(t.overloadpacket.__name__)
-        return graph._target_to_str(t)
+        return _emit.name_candidate(graph, node.target)
     return None
 
 
