@@ -148,55 +148,17 @@ _LEAF_TYPES = frozenset(
 _SCALAR_TYPES = frozenset({int, float, bool, complex})
 
 
-def _walk(a: Any, proxy_value_cls: type, inputs: list) -> Any:
-    """One walk over a retrace argument, for the argument shapes cold nodes have: the pair
-    ``(arg, weak)``, where ``arg`` is ``tracer.create_arg(tree_map_only(ProxyValue, .proxy, a))``
-    (what the new node holds) and ``weak`` is ``_sig._weak`` of it as the node will hold it
-    (``Node`` turns lists and dicts into their immutable kinds, which ``_weak`` treats alike);
-    each ProxyValue's data is appended to ``inputs`` in ``_sig.proxy_inputs`` order.
-    ``_FALLBACK`` for anything else (the stock ``create_proxy`` then handles it)."""
-    t = type(a)
-    if t is proxy_value_cls:
-        p = a.proxy_or_node
-        if type(p) is not torch.fx.Proxy:
-            return _FALLBACK
-        inputs.append(a.data)
-        node = p.node
-        return node, weakref.ref(node)
-    if t in _SCALAR_TYPES:
-        return a, (t, a)
-    if t in _LEAF_TYPES:
-        return a, a
-    if t is tuple or t is list or t is torch.fx.immutable_collections.immutable_list:
-        out, weak = [], []
-        for x in a:
-            y = _walk(x, proxy_value_cls, inputs)
-            if y is _FALLBACK:
-                return _FALLBACK
-            out.append(y[0])
-            weak.append(y[1])
-        return (tuple(out), tuple(weak)) if t is tuple else (out, weak)
-    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
-        d, weak = {}, []
-        for k, x in a.items():
-            if type(k) is not str:
-                return _FALLBACK
-            y = _walk(x, proxy_value_cls, inputs)
-            if y is _FALLBACK:
-                return _FALLBACK
-            d[k] = y[0]
-            weak.append((k, y[1]))
-        return d, tuple(weak)
-    return _FALLBACK
-
-
 def _walk_env(a: Any, weak: Any, env: Dict[Any, Any], proxy_value_cls: type, inputs: list) -> Any:
-    """``_walk`` of ``fetch_args_kwargs_from_env``'s result, straight from the old node's own
-    argument ``a`` and the interpreter's ``env``, checking ``a`` against its signature's weak
-    form ``weak`` on the way (as ``_sig.matches_weak(a, weak, any_node=True)``): one walk where
-    the mapping, the signature check and ``_walk`` took three.  ``_FALLBACK`` wherever ``_walk``
-    gives it, wherever the signature does not match, and for an ``env`` that lacks a node (the
-    stock route then raises stock's error)."""
+    """One walk over a copied node's argument ``a`` (from the old node) that checks it against
+    its signature's weak form ``weak`` (as ``_sig.matches_weak(a, weak, any_node=True)``) and
+    gives the pair ``(arg, new_weak)``: ``arg`` is what the new node holds,
+    ``tracer.create_arg(tree_map_only(ProxyValue, .proxy, <a fetched from env>))``, and
+    ``new_weak`` is ``_sig._weak`` of it as the node will hold it (``Node`` turns lists and dicts
+    into their immutable kinds, which ``_weak`` treats alike); each input's ProxyValue data is
+    appended to ``inputs`` in ``_sig.proxy_inputs`` order.  Fetching, checking and converting took
+    three walks.  ``_FALLBACK`` where the signature does not match, for a Node whose value is not
+    a ProxyValue of a ``Proxy`` (or is missing: the stock route then raises stock's error), and
+    for any argument shape but plain leaves, lists, tuples and str-keyed dicts."""
     t = type(a)
     if t is torch.fx.Node:
         if type(weak) is not weakref.ref:
@@ -302,9 +264,10 @@ def _copy_from_env(interp: Any, node: torch.fx.Node, target: Any) -> Any:
 
 def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: Any) -> Any:
     """The copy of ``node`` (its ``ProxyValue``), or None if it must be dispatched, from the
-    fetched ``args``/``kwargs``: the general route, for what ``_copy_from_env`` leaves to it."""
-    ProxyValue = _PASS_BASE.ProxyValue
-
+    fetched ``args``/``kwargs``: the general route, for what ``_copy_from_env`` leaves to it.
+    Its node is made the stock way (``create_proxy`` inside the meta context): the common route's
+    walk handles every argument shape the plain node creation could, so what reaches this route
+    is either turned down here or needs the stock conversion."""
     sig = _sig.get_valid(node, rewired_ok=True)  # the input values are compared below
     if sig is None:
         return None
@@ -312,16 +275,9 @@ def _try_copy(interp: Any, node: torch.fx.Node, target: Any, args: Any, kwargs: 
     single = _copyable_val(val, interp.callback.tracer.fake_tensor_mode)
     if single is None:
         return None
-    inputs: list = []
-    walked_args = _walk(args, ProxyValue, inputs)
-    walked_kwargs = _walk(kwargs, ProxyValue, inputs) if walked_args is not _FALLBACK else _FALLBACK
-    plain = (walked_args is not _FALLBACK and walked_kwargs is not _FALLBACK
-             and type(walked_args[0]) is tuple and type(walked_kwargs[0]) is dict)
-    new_in = tuple(inputs) if plain else _sig.proxy_inputs(args, kwargs)
+    new_in = _sig.proxy_inputs(args, kwargs)
     if not _inputs_equivalent(target, new_in, sig[_sig.IN_DATA]):
         return None
-    if plain:
-        return _emit_copy(interp, node, target, val, single, walked_args, walked_kwargs, new_in, None, None)
     return _emit_copy(interp, node, target, val, single, None, None, new_in, args, kwargs)
 
 

@@ -371,8 +371,8 @@ def _argument_shapes(a: torch.fx.Node, b: torch.fx.Node) -> List[Any]:
 
 def test_the_walk_from_the_environment_checks_the_signature_as_sig_does():
     """``_copy._walk_env`` accepts an argument against a recorded weak form exactly where
-    ``_sig.matches_weak(any_node=True)`` does, and then gives what the general route's walk gives
-    on the fetched values: the new node's argument, its weak form and the input values."""
+    ``_sig.matches_weak(any_node=True)`` does, and then gives the new node's argument (each Node
+    mapped to its value's proxy node), its weak form and the input values in order."""
     from executorch.exir.pass_base import ProxyValue
 
     from fastpass import _copy, _sig
@@ -391,8 +391,9 @@ def test_the_walk_from_the_environment_checks_the_signature_as_sig_does():
             assert (walked is not _copy._FALLBACK) == expected, (old, new)
             if expected:
                 accepted += 1
-                fetched = torch.fx.node.map_arg(new, env.__getitem__)
-                general_inputs: list = []
-                assert walked == _copy._walk(fetched, ProxyValue, general_inputs), (old, new)
-                assert inputs == general_inputs and _sig.matches_weak(walked[0], walked[1], True)
+                arg, new_weak = walked
+                assert arg == torch.fx.node.map_arg(new, lambda n: env[n].proxy.node), (old, new)
+                assert type(arg) is (type(new) if isinstance(new, tuple) else list if isinstance(new, list) else dict)
+                assert new_weak == _sig._weak(arg) and _sig.matches_weak(arg, new_weak)
+                assert inputs == [env[n].data for n in _sig.leaves_of_type(new, torch.fx.Node, [])]
     assert accepted > len(shapes)  # each with itself, and a Node for another Node
