@@ -84,16 +84,21 @@ def _retrace(gm, cls, strip: str | None = None, edit: Any = None):
     return cls()(first).graph_module
 
 
-def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
+def _counting(monkeypatch, module: Any, name: str) -> List[int]:
+    """``module.name`` replaced, for the test, by a wrapper that counts its calls."""
     calls = [0]
-    original = getattr(_emit, name)
+    original = getattr(module, name)
 
     def counted(*args, **kwargs):
         calls[0] += 1
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_emit, name, counted)
+    monkeypatch.setattr(module, name, counted)
     return calls
+
+
+def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
+    return _counting(monkeypatch, _emit, name)
 
 
 def _stock_and_fast(strip: str | None = None, edit: Any = None):
@@ -315,18 +320,6 @@ def test_names_are_the_stock_namespaces(order):
         assert _copy._create_name(fast, candidate) == stock.create_name(candidate, None), candidate
         assert (fast._used_names, fast._base_count) == (stock._used_names, stock._base_count)
     assert "sum_1" in stock._used_names and "_1x" in stock._used_names  # the cases were reached
-
-
-def _counting(monkeypatch, module: Any, name: str) -> List[int]:
-    calls = [0]
-    original = getattr(module, name)
-
-    def counted(*args, **kwargs):
-        calls[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    return calls
 
 
 def test_a_plain_node_is_copied_straight_from_the_interpreters_environment(monkeypatch):
