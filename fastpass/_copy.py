@@ -238,12 +238,10 @@ def _copy_from_env(interp: Any, node: torch.fx.Node, target: Any) -> Any:
     only Nodes whose values are the retrace's ProxyValues and plain leaves, and match its
     signature.  None where it must be dispatched; ``_FALLBACK`` where ``_try_copy`` decides
     (an argument shape or a signature mismatch this route does not handle)."""
-    sig = _sig.recorded(node)
+    sig = _sig.get_holding(node)  # the walk below checks the arguments
     if sig is None:
         return None
     val = sig[0]
-    if node.meta.get("val", None) is not val or sig[1] is not target:
-        return None  # as _sig.get_valid
     tracer = interp.callback.tracer
     single = _copyable_val(val, tracer.fake_tensor_mode)
     if single is None:

@@ -118,21 +118,23 @@ def clear() -> None:
     _SIGS.clear()
 
 
-def recorded(node: torch.fx.Node) -> Optional[Sig]:
-    """The signature recorded for ``node``, whether or not it still holds (for a caller that
-    checks it as it walks the node's arguments: ``_copy._copy_from_env``)."""
-    return _SIGS.get(node)
+def get_holding(node: torch.fx.Node) -> Optional[Sig]:
+    """The signature if the node's val and target are still the ones it records, else None; its
+    arguments are left to the caller (``get_valid``, or ``_copy._copy_from_env``, which checks
+    them as it walks them)."""
+    sig = _SIGS.get(node)
+    if sig is None or node.meta.get("val", None) is not sig[0] or node.target is not sig[1]:
+        return None
+    return sig
 
 
 def get_valid(node: torch.fx.Node, rewired_ok: bool = False) -> Optional[Sig]:
     """The signature if it still describes the node, else None.  ``rewired_ok``: a Node argument
     may name another Node than at creation (for a caller that compares the input values)."""
-    sig = _SIGS.get(node)
+    sig = get_holding(node)
     if sig is None:
         return None
-    val, target, args, kwargs, _ = sig
-    if node.meta.get("val", None) is not val or node.target is not target:
-        return None
+    _, _, args, kwargs, _ = sig
     try:
         if not (matches_weak(node.args, args, rewired_ok) and matches_weak(node.kwargs, kwargs, rewired_ok)):
             return None
