@@ -537,7 +537,7 @@ def wrap_interpreter_run_node(original: Callable[..., Any]) -> Callable[..., Any
             fetched = None
             if isinstance(ops, OpFamily):  # its rules read the call's values
                 fetched = self.fetch_args_kwargs_from_env(n)
-                cold = _cold(ops, target, *fetched)
+                cold = not ops.targets_call(target, fetched[0], fetched[1], _proxy_val)
             else:
                 cold = target not in ops
             if cold and _copy_candidate(target):
@@ -560,14 +560,6 @@ def _proxy_val(arg: Any) -> Any:
     from executorch.exir.pass_base import ProxyValue
 
     return arg.data if isinstance(arg, ProxyValue) else LITERAL
-
-
-def _cold(ops: Any, target: Any, args: Any, kwargs: Any) -> bool:
-    """Whether the pass would treat this call as stock: not targeted by its op set, or by its
-    family's rules for these very arguments."""
-    if isinstance(ops, OpFamily):
-        return not ops.targets_call(target, args, kwargs, _proxy_val)
-    return target not in ops
 
 
 def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[..., Any]:
