@@ -41,11 +41,19 @@ _NAME_CANDIDATE: Dict[Any, str] = {}
 
 def _saves_eager_input_vals(target: Any) -> bool:
     """``PythonKeyTracer.create_node`` adds ``eager_input_vals`` for these targets.  For an
-    operator (the only targets the copy path emits) the answer depends on the target alone."""
+    operator (the only targets the copy path emits) the answer depends on the target and, for a
+    custom op without a layout tag, on ``torch._functorch.config.custom_op_default_layout_constraint``
+    (read when the answer is cached: ``forget_config_answers`` drops them when fastpass is enabled)."""
     r = _SAVES_EAGER_INPUT_VALS.get(target)
     if r is None:
         r = _SAVES_EAGER_INPUT_VALS[target] = bool(_should_save_eager_input_vals(target, None))
     return r
+
+
+def forget_config_answers() -> None:
+    """Drop the cached answers that read torch's config (``_saves_eager_input_vals``): a caller may
+    change it between lowerings, and fastpass takes it as it is when a lowering starts."""
+    _SAVES_EAGER_INPUT_VALS.clear()
 
 
 def name_candidate(graph: torch.fx.Graph, target: Any) -> str:
@@ -68,7 +76,12 @@ def applies(tracer: Any, old_meta: Dict[str, Any], target: Any) -> bool:
     ``ExportPass.call_submodule`` does), nothing replays or preserves sequence numbers, the old
     node has ``from_node`` (so the context's fresh ``NodeSource`` is overwritten), the tracer
     and graph are the stock classes with stack-trace recording and mutation checks off, and none
-    of the rarely used branches of ``create_node`` would add a key of its own."""
+    of the rarely used branches of ``create_node`` would add a key of its own -- except
+    ``eager_input_vals``, when the old node has that key too: ``PythonKeyTracer.create_node``
+    writes it for an op that needs exact strides (``quantized_decomposed``'s quantize and
+    dequantize ops are such ops: about 500 of SleepNet's nodes when ``to_edge`` retraces
+    them), and the update then writes the old node's value over it.  What the stock key holds
+    is a detached snapshot of each argument's value (``extract_val``), made and dropped."""
     if not fx_traceback.should_preserve_node_meta or fx_traceback._should_preserve_node_meta:
         return False
     if fx_traceback.current_replay_node is not None or "from_node" not in old_meta:
@@ -82,7 +95,7 @@ def applies(tracer: Any, old_meta: Dict[str, Any], target: Any) -> bool:
     stack_trace = old_meta.get("stack_trace")
     if stack_trace and fx_traceback.GRADIENT_ACC_SPECIAL_STACK in stack_trace:
         return False
-    return not _saves_eager_input_vals(target)
+    return not _saves_eager_input_vals(target) or "eager_input_vals" in old_meta
 
 
 def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args: tuple,
@@ -94,7 +107,8 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
     node = create_in_graph(tracer.graph, target, args, kwargs, name_candidate(tracer.graph, target))
     tracer.node_name_to_scope[node.name] = (tracer.scope.module_path, tracer.scope.module_type)
     stack_trace = old_meta.get("stack_trace")
-    if _keys_lead_with_what_create_node_writes(tuple(old_meta), bool(stack_trace)):
+    saves_inputs = _saves_eager_input_vals(target)
+    if _keys_lead_with_what_create_node_writes(tuple(old_meta), bool(stack_trace), saves_inputs):
         return node  # the update that follows puts every key where create_node would
     meta = node.meta
     if stack_trace:
@@ -104,25 +118,31 @@ def create_copied_node(tracer: Any, old_meta: Dict[str, Any], target: Any, args:
             meta[field] = old_meta[field]
     # _get_seq_nr's forward branch; the update that follows keeps the old node's, if it has one.
     meta["seq_nr"] = old_meta["seq_nr"] if "seq_nr" in old_meta else torch.autograd._get_sequence_nr() - 1
+    if saves_inputs:  # PythonKeyTracer.create_node's key, last; ``applies``: the update overwrites it
+        meta["eager_input_vals"] = old_meta["eager_input_vals"]
     return node
 
 
-_LEADS: Dict[Tuple[Tuple[str, ...], bool], bool] = {}
+_LEADS: Dict[Tuple[Tuple[str, ...], bool, bool], bool] = {}
 
 
-def _keys_lead_with_what_create_node_writes(keys: Tuple[str, ...], writes_stack_trace: bool) -> bool:
+def _keys_lead_with_what_create_node_writes(keys: Tuple[str, ...], writes_stack_trace: bool,
+                                            writes_eager_input_vals: bool = False) -> bool:
     """Whether an old meta with these keys (in this order) begins with exactly the keys the
     tracer's ``create_node`` writes for its copy (``stack_trace`` if truthy, the
-    ``_COPY_META_FIELDS`` it has, ``seq_nr``), and has ``seq_nr`` (so no value of create_node's
-    own survives).  Then ``meta.update(old_meta)`` into the empty meta gives the very keys, order
+    ``_COPY_META_FIELDS`` it has, ``seq_nr``, then ``eager_input_vals`` for an op that needs
+    exact strides), and has ``seq_nr`` (so no value of create_node's own survives).  Then ``meta.update(old_meta)`` into the empty meta gives the very keys, order
     and values that create_node's writes followed by the same update give.  A retrace's own
     nodes have this form, so it holds for nearly every node after the first retrace; the answer
     depends on the key sequence alone and is cached."""
-    r = _LEADS.get((keys, writes_stack_trace))
+    key = (keys, writes_stack_trace, writes_eager_input_vals)
+    r = _LEADS.get(key)
     if r is None:
         lead = (["stack_trace"] if writes_stack_trace else []) + [f for f in _COPY_META_FIELDS if f in keys]
         lead.append("seq_nr")
-        r = _LEADS[(keys, writes_stack_trace)] = list(keys[: len(lead)]) == lead
+        if writes_eager_input_vals:
+            lead.append("eager_input_vals")
+        r = _LEADS[key] = list(keys[: len(lead)]) == lead
     return r
 
 

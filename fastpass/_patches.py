@@ -168,6 +168,9 @@ def install(features: Optional[Any] = None, allow_untested_versions: bool = Fals
         raise RuntimeError("fastpass is already enabled (nesting is not supported; call disable() first)")
     check_versions(allow_untested_versions)
     STATE.install(patch_table(), feats)
+    from . import _emit
+
+    _emit.forget_config_answers()
     if "gc" in feats:
         from . import _gc
 

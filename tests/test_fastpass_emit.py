@@ -30,6 +30,23 @@ def _exported():
     return torch.export.export(M(), (torch.randn(2, 3), torch.randn(2, 3))).graph_module
 
 
+def _quantized_exported():
+    """A graph of ``quantized_decomposed`` ops: custom ops without a layout tag, for which
+    ``PythonKeyTracer.create_node`` writes ``eager_input_vals`` (torch's default constraint)."""
+    from torch.ao.quantization.fx._decomposed import quantized_decomposed_lib  # noqa: F401 - registers the ops
+
+    q = torch.ops.quantized_decomposed
+
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            a = q.quantize_per_tensor.default(x, 0.05, 3, -128, 127, torch.int8)
+            b = q.dequantize_per_tensor.default(a, 0.05, 3, -128, 127, torch.int8)
+            c = q.quantize_per_tensor.default(torch.add(b, y), 0.1, -2, -128, 127, torch.int8)
+            return torch.relu(q.dequantize_per_tensor.default(c, 0.1, -2, -128, 127, torch.int8))
+
+    return torch.export.export(M(), (torch.randn(2, 3), torch.randn(2, 3))).graph_module
+
+
 def _without_graph_ids(value: Any) -> Any:
     """``NodeSource.to_dict()`` without ``graph_id`` (the id of a graph each run builds anew)."""
     if isinstance(value, dict):
@@ -101,10 +118,10 @@ def _counting_emit(monkeypatch, name: str = "create_copied_node") -> List[int]:
     return _counting(monkeypatch, _emit, name)
 
 
-def _stock_and_fast(strip: str | None = None, edit: Any = None):
+def _stock_and_fast(strip: str | None = None, edit: Any = None, exported: Any = _exported):
     """The cold pass's retrace of the same graph in stock and with fastpass's copy on, and how
     many nodes fastpass copied."""
-    gm = _exported()
+    gm = exported()
     with _Cold() as cls:
         stock = _retrace(gm, cls, strip, edit)
         with fastpass.enabled(["copy"]):
@@ -157,6 +174,64 @@ def test_a_retraces_own_meta_order_is_taken_as_it_is(monkeypatch):
     stock, fast, copied = _stock_and_fast()
     assert copied >= 5 and answers.count(True) == len(answers) == copied
     assert _metas(fast) == _metas(stock)
+
+
+def test_an_op_whose_create_node_saves_eager_input_vals_is_copied_by_the_shortcut(monkeypatch):
+    """Quantize/dequantize nodes: stock's create_node writes ``eager_input_vals`` after
+    ``seq_nr`` and the update writes the old node's value over it; the shortcut gives the same
+    meta, key order included.  Fails if the shortcut steps aside for them (slower, not wrong) or
+    puts the key elsewhere."""
+    calls = _counting_emit(monkeypatch)
+    stock, fast, copied = _stock_and_fast(exported=_quantized_exported)
+    saving = [n for n in fast.graph.nodes if n.op == "call_function" and _emit._saves_eager_input_vals(n.target)]
+    assert len(saving) == 4 and all("eager_input_vals" in n.meta for n in saving)
+    assert copied == 6 and calls[0] == copied
+    assert _metas(fast) == _metas(stock)
+
+
+def _eager_input_vals_first(meta):
+    if "eager_input_vals" in meta:
+        items = sorted(meta.items(), key=lambda kv: kv[0] != "eager_input_vals")
+        meta.clear()  # a dict keeps a key where it first was: rebuild it in the new order
+        meta.update(items)
+
+
+def _eager_input_vals_last(meta):
+    if "eager_input_vals" in meta:
+        meta["eager_input_vals"] = meta.pop("eager_input_vals")
+
+
+def _eager_input_vals_missing(meta):
+    meta.pop("eager_input_vals", None)
+
+
+@pytest.mark.parametrize("edit", [_eager_input_vals_first, _eager_input_vals_last, _eager_input_vals_missing])
+def test_eager_input_vals_where_the_old_node_does_not_lead_with_it(edit, monkeypatch):
+    """Old quantize/dequantize metas whose ``eager_input_vals`` is not where create_node writes
+    it: moved to the front or the end, the copy has stock's order (not the old one); missing,
+    stock keeps create_node's own value, so the shortcut steps aside for those four nodes."""
+    calls = _counting_emit(monkeypatch)
+    stock, fast, copied = _stock_and_fast(edit=edit, exported=_quantized_exported)
+    assert copied == 6 and calls[0] == (2 if edit is _eager_input_vals_missing else 6)
+    assert _metas(fast) == _metas(stock)
+    saving = [list(n.meta) for n in fast.graph.nodes if "eager_input_vals" in n.meta]
+    assert len(saving) == 4  # where missing: create_node's own, kept
+    assert all(keys[keys.index("seq_nr") + 1] == "eager_input_vals" for keys in saving)
+
+
+def test_the_eager_input_vals_answer_follows_torchs_config_from_one_lowering_to_the_next():
+    """For a custom op without a layout tag, whether create_node saves ``eager_input_vals``
+    follows ``custom_op_default_layout_constraint``: the cached answer is dropped when fastpass
+    is enabled, so a lowering after the caller changes it sees the new answer."""
+    from torch._functorch import config as functorch_config
+
+    quantize = torch.ops.quantized_decomposed.quantize_per_tensor.default
+    _quantized_exported()  # registers the op
+    with fastpass.enabled(["copy"]):
+        assert _emit._saves_eager_input_vals(quantize) is True
+    with functorch_config.patch(custom_op_default_layout_constraint="flexible_layout"):
+        with fastpass.enabled(["copy"]):
+            assert _emit._saves_eager_input_vals(quantize) is False
 
 
 def _seq_nr_last(meta):
