@@ -230,3 +230,33 @@ def test_a_reused_graph_address_is_a_different_graph_in_provenance():
     graph_ids = GraphIds()
     numbers = [describe_from_node([s], graph_ids, full=False)[0][2] for s in (first_source, source)]
     assert numbers == [0, 1]  # ...the harness still numbers them as two graphs
+
+
+def test_a_changed_stride_in_eager_input_vals_is_a_meta_difference():
+    """``eager_input_vals`` records the inputs a stride-sensitive op (here quantize/dequantize)
+    was traced with; a FakeTensor's repr leaves strides out, so the snapshot describes the key
+    as it describes vals.  Two graphs that differ only in one input's stride there must differ."""
+    import torch
+    from executorch.exir.pass_base import ExportPass
+    from torch.ao.quantization.fx._decomposed import quantized_decomposed_lib  # noqa: F401 - registers the ops
+
+    from verify.compare.meta import meta_differences
+    from verify.lowering.snapshot import GraphIds, take_snapshot
+
+    q = torch.ops.quantized_decomposed
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return q.dequantize_per_tensor.default(
+                q.quantize_per_tensor.default(x, 0.05, 3, -128, 127, torch.int8), 0.05, 3, -128, 127, torch.int8)
+
+    gm = ExportPass()(torch.export.export(M(), (torch.randn(4, 6),)).graph_module).graph_module
+    before = take_snapshot(gm, GraphIds())
+    node = next(n for n in gm.graph.nodes if "eager_input_vals" in n.meta)
+    (value, *rest), kwargs = node.meta["eager_input_vals"]
+    transposed = value.t().contiguous().t()  # same shape, dtype and device: only the stride differs
+    assert repr(transposed) == repr(value) and transposed.stride() != value.stride()
+    node.meta["eager_input_vals"] = ((transposed, *rest), kwargs)
+    after = take_snapshot(gm, GraphIds())
+    assert before.digest != after.digest
+    assert any("eager_input_vals" in line for line in meta_differences(before, after))

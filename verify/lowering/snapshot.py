@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.fx import GraphModule, Node
@@ -32,6 +32,8 @@ SPECIAL_META_KEYS: dict[str, str] = {
     "frame, so a hook that shifts frames is a real divergence",
     "nn_module_stack": "compared by canonical repr (module paths and types)",
     "source_fn_stack": "compared by canonical repr (addresses normalised)",
+    "eager_input_vals": "compared as describe_val describes vals (tree structure, shape, dtype, stride, ...): "
+    "the key exists to record the strides of a stride-sensitive op's inputs, which a FakeTensor's repr leaves out",
 }
 
 IGNORED_META_KEYS: dict[str, str] = {
@@ -46,18 +48,20 @@ GRAPH_GENERATION = "_verify_graph_generation"
 
 
 def _canonical(value: Any) -> str:
-    return _ADDRESS.sub(" at 0x?", repr(value))
+    text = repr(value)
+    return _ADDRESS.sub(" at 0x?", text) if " at 0x" in text else text
 
 
 def describe_val(value: Any) -> Any:
     """Everything of a `val` that can influence later passes or the serialized graph."""
     if isinstance(value, torch.Tensor):
+        strided = value.layout == torch.strided
         return (
             "T",
-            tuple(str(s) for s in value.shape),
+            tuple(map(str, value.shape)),
             str(value.dtype),
-            tuple(str(s) for s in value.stride()) if value.layout == torch.strided else None,
-            str(value.storage_offset()) if value.layout == torch.strided else None,
+            tuple(map(str, value.stride())) if strided else None,
+            str(value.storage_offset()) if strided else None,
             str(value.device),
             bool(value.requires_grad),
             str(value.layout),
@@ -132,12 +136,30 @@ def _describe_target(node: Node) -> str:
     target = node.target
     if isinstance(target, str):
         return target
+    try:
+        return _TARGETS[target]
+    except (KeyError, TypeError):  # TypeError: an unhashable callable
+        pass
     module = getattr(target, "__module__", "") or ""
-    return f"{module}.{getattr(target, '__qualname__', None) or getattr(target, '__name__', str(target))}:{target}"
+    text = f"{module}.{getattr(target, '__qualname__', None) or getattr(target, '__name__', str(target))}:{target}"
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)) or type(target).__name__ in _OP_TYPES:
+        _TARGETS[target] = text
+    return text
 
 
-@dataclass(frozen=True)
-class NodeRecord:
+# Operator objects are immutable and their description is a pure function of the object: described
+# once per process (about a tenth of a snapshot's time otherwise).  Other callables are described
+# each time.  The cache keeps the operators alive, which torch and executorch do anyway.
+_TARGETS: dict[Any, str] = {}
+_OP_TYPES = frozenset({"EdgeOpOverload", "BackendOpOverload", "builtin_function_or_method"})
+
+
+class NodeRecord(NamedTuple):
+    """One node as plain strings and tuples of them.  A tuple, not a dataclass: a snapshot keeps
+    thousands of these alive for the whole lowering, and a tuple holding only strings, numbers
+    and such tuples is untracked by the cyclic collector, so they cost the lowering's
+    collections nothing; ``tuple.__repr__`` also gives the digest its text."""
+
     name: str
     op: str
     target: str
@@ -172,6 +194,8 @@ def _record(node: Node, graph_ids: GraphIds, full_provenance: bool) -> NodeRecor
         value = node.meta[key]
         if key == "from_node":
             meta.append((key, describe_from_node(value, graph_ids, full_provenance)))
+        elif key == "eager_input_vals":
+            meta.append((key, describe_val(value)))
         else:
             meta.append((key, _canonical(value)))
     return NodeRecord(
@@ -192,10 +216,11 @@ def take_snapshot(graph_module: GraphModule, graph_ids: GraphIds, full_provenanc
         for node in module.graph.nodes:
             record = _record(node, graph_ids, full_provenance)
             if prefix:
-                record = NodeRecord(f"{prefix}/{record.name}", *(getattr(record, f) for f in
-                                    ("op", "target", "args", "kwargs", "val", "meta")))
+                record = record._replace(name=f"{prefix}/{record.name}")
             records.append(record)
-    digest = hashlib.blake2b(repr(records).encode(), digest_size=16).hexdigest()
+    # Each record's tuple repr is self-delimiting (brackets, quoted strings): joined, they say
+    # exactly what the records are.
+    digest = hashlib.blake2b("".join(map(tuple.__repr__, records)).encode(), digest_size=16).hexdigest()
     return GraphSnapshot(tuple(records), digest)
 
 
