@@ -260,3 +260,25 @@ def test_a_changed_stride_in_eager_input_vals_is_a_meta_difference():
     after = take_snapshot(gm, GraphIds())
     assert before.digest != after.digest
     assert any("eager_input_vals" in line for line in meta_differences(before, after))
+
+
+def test_snapshots_of_one_lowering_share_unchanged_records_and_still_see_a_change():
+    """The observer's snapshots share a record that did not change (``RecordDigests``): a
+    snapshot of an unchanged graph is the same records and digest; one changed meta value gives
+    a new record for that node only, and a new digest."""
+    import torch
+
+    from verify.lowering.snapshot import GraphIds, RecordDigests, take_snapshot
+
+    gm = torch.export.export(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()),
+                             (torch.randn(2, 3),)).graph_module
+    ids, digests = GraphIds(), RecordDigests()
+    first = take_snapshot(gm, ids, digests=digests)
+    again = take_snapshot(gm, ids, digests=digests)
+    assert again.digest == first.digest and all(a is b for a, b in zip(again.nodes, first.nodes))
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.meta["stack_trace"] = "changed"
+    changed = take_snapshot(gm, ids, digests=digests)
+    assert changed.digest != first.digest
+    assert [a is not b for a, b in zip(changed.nodes, first.nodes)] == [n is node for n in gm.graph.nodes]
+    assert changed.digest == take_snapshot(gm, GraphIds()).digest  # the digest does not depend on what was seen before

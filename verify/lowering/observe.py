@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastpass.patching import PatchPoint, Patches
-from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, take_snapshot
+from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, RecordDigests, take_snapshot
 from verify.lowering.steps import Observation, PassStep
 
 
@@ -37,6 +37,7 @@ class _Observer:
         self.take_snapshots = snapshots
         self.observation = Observation()
         self.graph_ids = GraphIds()
+        self.record_digests = RecordDigests()
         self.phase = "edge"
         self.manager_counts: dict[str, int] = {}
         self.generations: dict[int, int] = {}  # id(graph) -> graphs created at that address so far
@@ -44,7 +45,7 @@ class _Observer:
     def snapshot(self, graph_module: Any, full: bool = False) -> GraphSnapshot | None:
         if not self.take_snapshots or graph_module is None or not hasattr(graph_module, "graph"):
             return None
-        snap = take_snapshot(graph_module, self.graph_ids, full_provenance=full)
+        snap = take_snapshot(graph_module, self.graph_ids, full_provenance=full, digests=self.record_digests)
         self.observation.snapshots.setdefault(snap.digest, snap)
         return snap
 

@@ -209,19 +209,43 @@ def _record(node: Node, graph_ids: GraphIds, full_provenance: bool) -> NodeRecor
     )
 
 
-def take_snapshot(graph_module: GraphModule, graph_ids: GraphIds, full_provenance: bool = False) -> GraphSnapshot:
-    """Snapshot a graph module and its nested GraphModules (control-flow submodules)."""
+class RecordDigests:
+    """Each distinct record once, with its digest, for the snapshots of one lowering.
+
+    Consecutive snapshots repeat most records (a pass changes a few nodes, a skipped or
+    idempotent pass none), and looking a record up by its tuple hash costs a fraction of
+    writing out its repr for a digest.  A repeated record is also the very object kept the
+    first time, so the snapshots of a lowering share their unchanged records."""
+
+    def __init__(self) -> None:
+        self._known: dict[NodeRecord, tuple[NodeRecord, bytes]] = {}
+
+    def __call__(self, record: NodeRecord) -> tuple[NodeRecord, bytes]:
+        known = self._known.get(record)
+        if known is None:
+            digest = hashlib.blake2b(tuple.__repr__(record).encode(), digest_size=16).digest()
+            known = self._known[record] = (record, digest)
+        return known
+
+
+def take_snapshot(graph_module: GraphModule, graph_ids: GraphIds, full_provenance: bool = False,
+                  digests: RecordDigests | None = None) -> GraphSnapshot:
+    """Snapshot a graph module and its nested GraphModules (control-flow submodules).
+
+    The digest covers every record: the digests of the records (their tuple reprs), in order.
+    `digests`: the lowering's records so far (verify.lowering.observe keeps one per lowering)."""
+    digests = digests if digests is not None else RecordDigests()
     records: list[NodeRecord] = []
+    parts: list[bytes] = []
     for prefix, module in _graph_modules(graph_module):
         for node in module.graph.nodes:
             record = _record(node, graph_ids, full_provenance)
             if prefix:
                 record = record._replace(name=f"{prefix}/{record.name}")
+            record, digest = digests(record)
             records.append(record)
-    # Each record's tuple repr is self-delimiting (brackets, quoted strings): joined, they say
-    # exactly what the records are.
-    digest = hashlib.blake2b("".join(map(tuple.__repr__, records)).encode(), digest_size=16).hexdigest()
-    return GraphSnapshot(tuple(records), digest)
+            parts.append(digest)
+    return GraphSnapshot(tuple(records), hashlib.blake2b(b"".join(parts), digest_size=16).hexdigest())
 
 
 def _graph_modules(graph_module: GraphModule):
