@@ -155,10 +155,11 @@ _OP_TYPES = frozenset({"EdgeOpOverload", "BackendOpOverload", "builtin_function_
 
 
 class NodeRecord(NamedTuple):
-    """One node as plain strings and tuples of them.  A tuple, not a dataclass: a snapshot keeps
-    thousands of these alive for the whole lowering, and a tuple holding only strings, numbers
-    and such tuples is untracked by the cyclic collector, so they cost the lowering's
-    collections nothing; ``tuple.__repr__`` also gives the digest its text."""
+    """One node as plain strings and tuples of them.  A named tuple, not a dataclass: the
+    snapshots of a lowering keep tens of thousands of these alive, and a record is then one
+    object the cyclic collector traces, without a ``__dict__`` (its fields are plain tuples of
+    strings and numbers, which the collector stops tracking); ``tuple.__repr__`` also gives
+    the digest its text."""
 
     name: str
     op: str
