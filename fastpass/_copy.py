@@ -149,62 +149,80 @@ _SCALAR_TYPES = frozenset({int, float, bool, complex})
 
 
 def _walk_env(a: Any, weak: Any, env: Dict[Any, Any], proxy_value_cls: type, inputs: list) -> Any:
-    """One walk over a copied node's argument ``a`` (from the old node) that checks it against
-    its signature's weak form ``weak`` (as ``_sig.matches_weak(a, weak, any_node=True)``) and
-    gives the pair ``(arg, new_weak)``: ``arg`` is what the new node holds,
+    """One walk over a copied node's argument container ``a`` (from the old node: its args
+    tuple, its kwargs dict, or a list, tuple or dict inside them) that checks it against its
+    signature's weak form ``weak`` (as ``_sig.matches_weak(a, weak, any_node=True)``) and gives
+    the pair ``(arg, new_weak)``: ``arg`` is what the new node holds,
     ``tracer.create_arg(tree_map_only(ProxyValue, .proxy, <a fetched from env>))``, and
     ``new_weak`` is ``_sig._weak`` of it as the node will hold it (``Node`` turns lists and dicts
     into their immutable kinds, which ``_weak`` treats alike); each input's ProxyValue data is
     appended to ``inputs`` in ``_sig.proxy_inputs`` order.  Fetching, checking and converting took
     three walks.  ``_FALLBACK`` where the signature does not match, for a Node whose value is not
     a ProxyValue of a ``Proxy`` (or is missing: the stock route then raises stock's error), and
-    for any argument shape but plain leaves, lists, tuples and str-keyed dicts."""
+    for any argument shape but plain leaves, lists, tuples and str-keyed dicts.  The elements
+    are walked by ``_walk_elements``."""
     t = type(a)
-    if t is torch.fx.Node:
-        if type(weak) is not weakref.ref:
-            return _FALLBACK
-        value = env.get(a)
-        if type(value) is not proxy_value_cls:
-            return _FALLBACK
-        p = value.proxy_or_node
-        if type(p) is not torch.fx.Proxy:
-            return _FALLBACK
-        inputs.append(value.data)
-        node = p.node
-        return node, weakref.ref(node)
-    if t in _SCALAR_TYPES:
-        if type(weak) is not tuple or len(weak) != 2 or weak[0] is not t or not (a is weak[1] or a == weak[1]):
-            return _FALLBACK
-        return a, (t, a)
-    if t in _LEAF_TYPES:
-        if not (a is weak or (type(weak) is t and a == weak)):
-            return _FALLBACK
-        return a, a
     if t is tuple or t is list or t is torch.fx.immutable_collections.immutable_list:
         if type(weak) is not (tuple if t is tuple else list) or len(weak) != len(a):
             return _FALLBACK
-        out, new_weak = [], []
-        for x, w in zip(a, weak):
+        walked = _walk_elements(a, weak, env, proxy_value_cls, inputs)
+        if walked is _FALLBACK:
+            return _FALLBACK
+        return (tuple(walked[0]), tuple(walked[1])) if t is tuple else walked
+    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
+        if type(weak) is not tuple or len(weak) != len(a):
+            return _FALLBACK
+        if not a:
+            return {}, ()
+        for k, pair in zip(a, weak):
+            if type(k) is not str or type(pair) is not tuple or len(pair) != 2 or not (k is pair[0] or k == pair[0]):
+                return _FALLBACK
+        walked = _walk_elements(a.values(), [pair[1] for pair in weak], env, proxy_value_cls, inputs)
+        if walked is _FALLBACK:
+            return _FALLBACK
+        return dict(zip(a, walked[0])), tuple(zip(a, walked[1]))
+    return _FALLBACK
+
+
+def _walk_elements(elements: Any, weaks: Any, env: Dict[Any, Any], proxy_value_cls: type, inputs: list) -> Any:
+    """``_walk_env`` for the elements of one container against their weak forms: the lists
+    ``(args, new_weaks)``, or ``_FALLBACK``.  Nodes and leaves, nearly every element, are handled
+    in this loop, one call per container instead of one per element (measured on SleepNet's
+    copied nodes: 2.3 -> 1.6 us per node of a copy's ~13); a nested container goes back to
+    ``_walk_env``."""
+    out, new_weak = [], []
+    for x, w in zip(elements, weaks):
+        t = type(x)
+        if t is torch.fx.Node:
+            if type(w) is not weakref.ref:
+                return _FALLBACK
+            value = env.get(x)
+            if type(value) is not proxy_value_cls:
+                return _FALLBACK
+            p = value.proxy_or_node
+            if type(p) is not torch.fx.Proxy:
+                return _FALLBACK
+            inputs.append(value.data)
+            node = p.node
+            out.append(node)
+            new_weak.append(weakref.ref(node))
+        elif t in _SCALAR_TYPES:
+            if type(w) is not tuple or len(w) != 2 or w[0] is not t or not (x is w[1] or x == w[1]):
+                return _FALLBACK
+            out.append(x)
+            new_weak.append((t, x))
+        elif t in _LEAF_TYPES:
+            if not (x is w or (type(w) is t and x == w)):
+                return _FALLBACK
+            out.append(x)
+            new_weak.append(x)
+        else:
             y = _walk_env(x, w, env, proxy_value_cls, inputs)
             if y is _FALLBACK:
                 return _FALLBACK
             out.append(y[0])
             new_weak.append(y[1])
-        return (tuple(out), tuple(new_weak)) if t is tuple else (out, new_weak)
-    if t is dict or t is torch.fx.immutable_collections.immutable_dict:
-        if type(weak) is not tuple or len(weak) != len(a):
-            return _FALLBACK
-        d, new_weak = {}, []
-        for (k, x), pair in zip(a.items(), weak):
-            if type(k) is not str or type(pair) is not tuple or len(pair) != 2 or not (k is pair[0] or k == pair[0]):
-                return _FALLBACK
-            y = _walk_env(x, pair[1], env, proxy_value_cls, inputs)
-            if y is _FALLBACK:
-                return _FALLBACK
-            d[k] = y[0]
-            new_weak.append((k, y[1]))
-        return d, tuple(new_weak)
-    return _FALLBACK
+    return out, new_weak
 
 
 def _copyable_val(val: Any, mode: Any) -> Optional[bool]:
