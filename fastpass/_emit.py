@@ -133,9 +133,9 @@ def _keys_lead_with_what_create_node_writes(keys: Tuple[str, ...], writes_stack_
     ``_COPY_META_FIELDS`` it has, ``seq_nr``, then ``eager_input_vals`` for an op that needs
     exact strides), and has ``seq_nr`` (so no value of create_node's own survives).  Then
     ``meta.update(old_meta)`` into the empty meta gives the very keys, order and values that
-    create_node's writes followed by the same update give.  A retrace's own
-    nodes have this form, so it holds for nearly every node after the first retrace; the answer
-    depends on the key sequence alone and is cached."""
+    create_node's writes followed by the same update give.  A retrace's own nodes have this
+    form, so it holds for nearly every node after the first retrace; the answer depends on the
+    key sequence alone and is cached."""
     key = (keys, writes_stack_trace, writes_eager_input_vals)
     r = _LEADS.get(key)
     if r is None:
