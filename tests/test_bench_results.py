@@ -140,6 +140,34 @@ def test_ablation_runs_are_checked_identical_too(tmp_path):
     assert "NOT IDENTICAL: final_graph_digest differs" in format_table(result)
 
 
+def test_ablation_ratios_are_against_the_median_of_every_stock_lowering_of_the_case(tmp_path):
+    """One stock lowering must not set every ablation row's ratio: the ablation's own stock run
+    (an outlier at 5 s here, among pairs at 10/12/11 s) joins the pairs' stock runs, and each
+    row divides their median (10.5 s lower(), 6.5 s pipeline) by its own time."""
+    from fastpass import FEATURES
+
+    stock_lower = {"pair0": 10.0, "pair1": 12.0, "pair2": 11.0, "ablation": 5.0}
+    stock_pipeline = {"pair0": 6.0, "pair1": 8.0, "pair2": 7.0, "ablation": 3.0}
+
+    def lowering(options, case, mode, features, tag):
+        key = tag.split("-")[0]
+        if mode is Mode.STOCK:
+            return worker_run(mode, stock_lower[key], stock_pipeline[key])
+        return worker_run(mode, 2.0, 1.0)
+
+    options = BenchOptions(models=("a",), targets=("tosa-int",), pairs=3, ablation=True, work_dir=tmp_path / "w")
+    result = run_bench(options, lowering=lowering)
+    assert len(result.ablation) == 2 * len(FEATURES) - 1 and result.identical
+    for row in result.ablation:
+        assert row.ratio_lower == pytest.approx(10.5 / 2.0) and row.ratio_pipeline == pytest.approx(6.5 / 1.0)
+        assert len(row.timing_stocks) == 4 and row.stock.lower_seconds == 5.0  # identity: the ablation's own
+    table = format_table(result)
+    assert "median of the case's 4 stock lowerings" in table
+    assert f"{FEATURES[0]} alone" in table and "lower() 5.25x" in table
+    document = json.loads(json.dumps(result.to_json()))["ablation"][0]
+    assert document["stock_lower_seconds"] == 10.5 and document["stock_lowerings"] == 4
+
+
 def test_json_holds_the_table_figures_and_every_run(tmp_path):
     result, _ = bench(tmp_path, lambda p, m, t, mode: worker_run(
         mode, 3.0 if mode is Mode.STOCK else 1.0, 2.0 if mode is Mode.STOCK else 0.5, copied=10, copy_seconds=0.001))

@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--pairs", type=int, default=3, help="interleaved (stock, fastpass) pairs per case (default 3)")
     bench.add_argument("--features", default="all", help="'all' or a comma-separated subset")
     bench.add_argument("--ablation", action="store_true",
-                       help="also one round of each feature alone and cumulatively, per case")
+                       help="also one round of each feature alone and cumulatively, per case "
+                            "(timed against the median of the case's stock lowerings)")
     bench.add_argument("--hash-seed", type=int, default=0)
     bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
     bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.bench.results)")

@@ -105,7 +105,7 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
     for number, case in enumerate(cases, 1):
         if options.ablation and errors[number - 1] is None:
             try:
-                ablation += _run_ablation(options, case, progress, lowering)
+                ablation += _run_ablation(options, case, progress, lowering, tuple(p.stock for p in pairs[number - 1]))
             except BenchError as exc:
                 errors[number - 1] = f"ablation: {exc}"
                 progress(f"ablation {case.model.name} on {case.target}: FAILED: {exc}")
@@ -128,15 +128,19 @@ def _run_pair(options: BenchOptions, case: BenchCase, index: int, where: str, pr
     return pair
 
 
-def _run_ablation(options: BenchOptions, case: BenchCase, progress, lowering: Lowering) -> list[AblationRow]:
-    """One round: stock, then each configuration, each in a fresh process; ratio against that stock."""
+def _run_ablation(options: BenchOptions, case: BenchCase, progress, lowering: Lowering,
+                  pair_stocks: tuple[WorkerRun, ...]) -> list[AblationRow]:
+    """One round: stock, then each configuration, each in a fresh process. Each configuration's
+    output must match that stock lowering's; its ratios are against the median of every stock
+    lowering of the case in the run (`pair_stocks` and that one: see `AblationRow`)."""
     where = f"ablation {case.model.name} on {case.target}"
     progress(f"{where}: stock ...")
     stock = lowering(options, case, Mode.STOCK, (), f"ablation-{case.tag}-{Mode.STOCK}")
+    timing_stocks = (*pair_stocks, stock)
     rows = []
     for name, features in ablation_configs():
         progress(f"{where}: {name} ...")
         run = lowering(options, case, Mode.FASTPASS, features, f"ablation-{case.tag}-" + "-".join(features))
         rows.append(AblationRow(case.model.name, case.target, name, features, stock, run,
-                                identity_problems(stock, run)))
+                                identity_problems(stock, run), timing_stocks))
     return rows
