@@ -276,19 +276,14 @@ class AblationRow:
     stock: WorkerRun
     run: WorkerRun
     problems: tuple[str, ...]
-    timing_stocks: tuple[WorkerRun, ...] = ()  # empty: `stock` alone
+    timing_stocks: tuple[WorkerRun, ...]
 
     @property
     def identical(self) -> bool:
         return not self.problems
 
-    @property
-    def stock_lowerings(self) -> tuple[WorkerRun, ...]:
-        """The stock lowerings the ratios are timed against."""
-        return self.timing_stocks or (self.stock,)
-
     def _stock_median(self, read: Callable[[WorkerRun], float]) -> float:
-        return statistics.median(read(r) for r in self.stock_lowerings)
+        return statistics.median(read(r) for r in self.timing_stocks)
 
     @property
     def stock_lower_seconds(self) -> float:
@@ -313,7 +308,7 @@ class AblationRow:
                 "pass_pipeline_seconds": self.run.pass_pipeline_seconds,
                 "stock_lower_seconds": self.stock_lower_seconds,
                 "stock_pass_pipeline_seconds": self.stock_pass_pipeline_seconds,
-                "stock_lowerings": len(self.stock_lowerings)}
+                "stock_lowerings": len(self.timing_stocks)}
 
 
 @dataclass(frozen=True)

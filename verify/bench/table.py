@@ -66,7 +66,7 @@ def format_table(result: BenchResult) -> str:
         lines += [line(r) for r in block]
     if result.ablation:
         lines += ["", "ablation: one fastpass lowering per configuration; ratios against the median of the case's "
-                  f"{len(result.ablation[0].stock_lowerings)} stock lowerings in this run "
+                  f"{len(result.ablation[0].timing_stocks)} stock lowerings in this run "
                   "(the pairs' and the ablation's own)"]
     for row in result.ablation:
         lines.append(f"ablation {row.model} on {row.target}: {row.config:<36} lower() {row.ratio_lower:.2f}x  "
