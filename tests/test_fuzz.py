@@ -188,6 +188,8 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
 def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     from generators.random import interpret
     from verify.fuzz import record_coverage, summarize_coverage, verify_graph
+    from verify.fuzz_budget import TimeBudget
+    from verify.fuzz_coverage import read_coverage
 
     monkeypatch.setenv("FASTPASS_COVERAGE_DIR", str(tmp_path))
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("where", 0, 0)])  # relu -> clamp; where(gt)
@@ -218,8 +220,37 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     assert len(throughput) == 1 and throughput[0].startswith("throughput tosa-int: 2 graphs")
     assert "graphs/min" in throughput[0]
     assert f"graphs of {len(spec.ops)}.0 ops on average" in summary
-    assert f"stock lowering {verdict.stock.seconds:.2f} s" in summary
     assert verdict.prepare_seconds > 0
+    # Where the graph's time went: the observation timed its snapshots inside the lowering, and the
+    # serialization and reference runs outside it; together they fit inside the graph's wall time.
+    stock, fast = verdict.stock, verdict.fastpass
+    assert 0 < stock.observation.snapshot_seconds < stock.seconds
+    assert 0 < fast.observation.snapshot_seconds < fast.seconds
+    assert stock.serialize_seconds > 0 and stock.reference_seconds > 0 and fast.reference_seconds > 0
+    budget = TimeBudget.of(read_coverage(tmp_path)[0])
+    assert budget.graphs == 2 and budget.rest >= 0
+    assert budget.stock == pytest.approx(stock.seconds - stock.observation.snapshot_seconds)
+    assert f"the stock lowering alone ({budget.stock:.2f} s, less its per-pass snapshots; 2 graphs)" in summary
+    assert f"with fastpass's lowering free it would still be {budget.ratio_with_free_fastpass:.2f}x" in summary
+    assert f"reference model {budget.reference:.2f} s" in summary
+
+
+def test_the_time_budget_splits_a_graph_and_bounds_what_fastpass_can_save():
+    from verify.fuzz_budget import TimeBudget
+
+    def row(total, **seconds):
+        return {"started": 100.0, "finished": 100.0 + total, "seconds": seconds}
+
+    parts = dict(prepare=1.0, stock=5.0, stock_snapshots=1.0, fastpass=2.0, fastpass_snapshots=0.5,
+                 serialize=0.5, reference=0.3)
+    older = row(99.0, prepare=1.0, stock=5.0, fastpass=2.0)  # written before the parts were recorded
+    budget = TimeBudget.of([row(10.0, **parts), row(12.0, **parts), older])
+    assert budget.graphs == 2 and budget.total == 11.0
+    assert (budget.stock, budget.stock_snapshots, budget.fastpass, budget.fastpass_snapshots) == (4.0, 1.0, 1.5, 0.5)
+    assert budget.rest == pytest.approx(11.0 - (1.0 + 4.0 + 1.0 + 1.5 + 0.5 + 0.5 + 0.3))
+    assert budget.ratio == pytest.approx(11.0 / 4.0)  # against the stock lowering less its snapshots
+    assert budget.ratio_with_free_fastpass == pytest.approx((11.0 - 1.5) / 4.0)  # snapshots are the harness's
+    assert TimeBudget.of([older]) is None
 
 
 def _step(seq, index, name, digest):

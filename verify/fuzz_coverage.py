@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from verify.fuzz_budget import TimeBudget, seconds_of
 from verify.lowering.mode import Mode
 
 
@@ -148,7 +149,8 @@ def fastpass_counts(stats: dict | None) -> dict[str, dict[str, int]]:
 
 
 def record_coverage(verdict) -> None:
-    """One line per verified graph: for every pass, what stock and fastpass did with it."""
+    """One line per verified graph: for every pass, what stock and fastpass did with it, and
+    where the graph's time went (verify.fuzz_budget)."""
     path = coverage_file()
     if path is None:
         return
@@ -159,8 +161,7 @@ def record_coverage(verdict) -> None:
         f.write(json.dumps({"graph": verdict.spec.fingerprint(), "target": verdict.target,
                             "started": verdict.started, "finished": verdict.finished,
                             "ops": len(verdict.spec.ops), "op_names": sorted(set(verdict.spec.op_names())),
-                            "seconds": {"prepare": verdict.prepare_seconds, Mode.STOCK: verdict.stock.seconds,
-                                        Mode.FASTPASS: verdict.fastpass.seconds},
+                            "seconds": seconds_of(verdict),
                             Mode.STOCK: stock, "presented": presented_passes(verdict.stock.observation),
                             Mode.FASTPASS: fast}) + "\n")
 
@@ -443,14 +444,21 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
             f"in {wall / 60:.1f} min wall on {workers} worker(s) = {len(timed) / max(wall, 1e-9) * 60:.1f} graphs/min; "
             f"{busy / len(timed):.1f} s per graph inside verification")
     split = [r for r in timed if "seconds" in r]
-    if split:
-        mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", Mode.STOCK, Mode.FASTPASS)}
-        ops = sum(r["ops"] for r in split) / len(split)
-        text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
-                 f"stock lowering {mean[Mode.STOCK]:.2f} s, fastpass lowering {mean[Mode.FASTPASS]:.2f} s (both with "
-                 f"per-pass snapshots); final snapshots, reference model and checks the rest; "
-                 f"stock lowering alone caps this at "
-                 f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
+    if not split:
+        return text
+    ops = sum(r["ops"] for r in split) / len(split)
+    budget = TimeBudget.of(split)
+    if budget is not None:
+        lines = [f"graphs of {ops:.1f} ops on average; the stock lowering alone caps this at "
+                 f"{60 / max(budget.stock, 1e-9) * workers:.0f} graphs/min on {workers} worker(s)", *budget.describe()]
+        return "\n  ".join([text, *lines])
+    # Lines written before the budget's parts were recorded: the three times they have.
+    mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", Mode.STOCK, Mode.FASTPASS)}
+    text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
+             f"stock lowering {mean[Mode.STOCK]:.2f} s, fastpass lowering {mean[Mode.FASTPASS]:.2f} s (both with "
+             f"per-pass snapshots); final snapshots, reference model and checks the rest; "
+             f"stock lowering alone caps this at "
+             f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
     return text
 
 

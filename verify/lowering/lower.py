@@ -48,6 +48,7 @@ class LoweringResult:
     program: bytes | None = None  # the serialized program, `to_executorch().buffer` (a .pte)
     program_error: str | None = None  # why to_executorch() failed (first line), if it did
     serialize_seconds: float = 0.0  # to_executorch(), not part of `seconds` (the lowering)
+    reference_seconds: float = 0.0  # the reference-model runs, not part of `seconds` either
 
     @property
     def ok(self) -> bool:
@@ -145,9 +146,11 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
         return observed
     finally:
         clear_graph_caches()
+    start = time.perf_counter()
     for payload in result.payloads:
         if reference_sets and payload.tosa is not None:
             result.reference.append(run_reference(payload.tosa, reference_sets))
+    result.reference_seconds = time.perf_counter() - start
     return observed
 
 

@@ -45,8 +45,10 @@ class _Observer:
     def snapshot(self, graph_module: Any, full: bool = False) -> GraphSnapshot | None:
         if not self.take_snapshots or graph_module is None or not hasattr(graph_module, "graph"):
             return None
+        start = time.perf_counter()
         snap = take_snapshot(graph_module, self.graph_ids, full_provenance=full, digests=self.record_digests)
         self.observation.snapshots.setdefault(snap.digest, snap)
+        self.observation.snapshot_seconds += time.perf_counter() - start
         return snap
 
     def record(self, manager: str, index: int, name: str, graph_module: Any, seconds: float) -> None:

@@ -35,3 +35,5 @@ class Observation:
     snapshots: dict[str, GraphSnapshot] = field(default_factory=dict)
     delegate_tosa: list[bytes] = field(default_factory=list)
     delegate_final: list[GraphSnapshot] = field(default_factory=list)
+    # Time spent taking those snapshots, inside the lowering's own time: what observing cost it.
+    snapshot_seconds: float = 0.0

@@ -1,0 +1,99 @@
+"""Where a fuzzed graph's time goes, and what the harness costs against the stock lowering alone.
+
+A campaign's rate is capped by the stock lowering it must run for every graph: nothing fastpass
+does can take that away.  What the harness adds on top is the graph's preparation (build, export,
+quantize: shared by both modes), fastpass's own lowering, and the checks (per-pass snapshots in
+both modes, serialization, the reference model, the comparison).  `TimeBudget` splits a graph's
+time that way from the campaign's coverage lines and gives two ratios against the stock lowering
+alone (the stock lowering less its per-pass snapshots: what a user's lowering costs):
+
+- `ratio`: the harness's whole time per graph;
+- `ratio_with_free_fastpass`: the same, were fastpass's lowering to take no time at all.  No
+  speed-up of fastpass can bring the harness below it; only dropping checks could.
+
+The parts come from each line's ``seconds``; lines written before those parts were recorded
+give no budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verify.lowering.mode import Mode
+
+# Keys of a coverage line's "seconds", besides "prepare" and the two modes' lowering times.
+SNAPSHOT_KEYS = {Mode.STOCK: "stock_snapshots", Mode.FASTPASS: "fastpass_snapshots"}
+SERIALIZE_KEY = "serialize"  # to_executorch(), both modes
+REFERENCE_KEY = "reference"  # reference-model runs, both modes
+_PARTS = ("prepare", Mode.STOCK, Mode.FASTPASS, *SNAPSHOT_KEYS.values(), SERIALIZE_KEY, REFERENCE_KEY)
+
+
+def seconds_of(verdict) -> dict[str, float]:
+    """A verified graph's time by part: what `record_coverage` writes as the line's "seconds"."""
+    stock, fast = verdict.stock, verdict.fastpass
+    return {"prepare": verdict.prepare_seconds, Mode.STOCK: stock.seconds, Mode.FASTPASS: fast.seconds,
+            SNAPSHOT_KEYS[Mode.STOCK]: stock.observation.snapshot_seconds,
+            SNAPSHOT_KEYS[Mode.FASTPASS]: fast.observation.snapshot_seconds,
+            SERIALIZE_KEY: stock.serialize_seconds + fast.serialize_seconds,
+            REFERENCE_KEY: stock.reference_seconds + fast.reference_seconds}
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """Mean seconds per graph over `graphs` coverage lines.  Lowering times exclude their
+    per-pass snapshots, which are counted apart; `rest` is what no part accounts for: final
+    snapshots, the program copies, the checks, recording coverage."""
+
+    graphs: int
+    total: float  # from the graph's start to its finish
+    prepare: float
+    stock: float
+    stock_snapshots: float
+    fastpass: float
+    fastpass_snapshots: float
+    serialize: float
+    reference: float
+
+    @classmethod
+    def of(cls, rows: list[dict]) -> TimeBudget | None:
+        """The budget of the lines that record every part and their start and finish, or None."""
+        usable = [r for r in rows if r.get("started") and r.get("finished")
+                  and all(k in r.get("seconds", {}) for k in _PARTS)]
+        if not usable:
+            return None
+
+        def mean(read) -> float:
+            return sum(read(r) for r in usable) / len(usable)
+
+        def part(key: str) -> float:
+            return mean(lambda r: r["seconds"][key])
+
+        return cls(len(usable), mean(lambda r: r["finished"] - r["started"]), part("prepare"),
+                   part(Mode.STOCK) - part(SNAPSHOT_KEYS[Mode.STOCK]), part(SNAPSHOT_KEYS[Mode.STOCK]),
+                   part(Mode.FASTPASS) - part(SNAPSHOT_KEYS[Mode.FASTPASS]), part(SNAPSHOT_KEYS[Mode.FASTPASS]),
+                   part(SERIALIZE_KEY), part(REFERENCE_KEY))
+
+    @property
+    def rest(self) -> float:
+        return self.total - (self.prepare + self.stock + self.stock_snapshots + self.fastpass
+                             + self.fastpass_snapshots + self.serialize + self.reference)
+
+    @property
+    def ratio(self) -> float:
+        """The harness's time per graph over the stock lowering alone."""
+        return self.total / self.stock
+
+    @property
+    def ratio_with_free_fastpass(self) -> float:
+        """`ratio` had fastpass's lowering (less its snapshots) taken no time: the floor of any fastpass speed-up."""
+        return (self.total - self.fastpass) / self.stock
+
+    def describe(self) -> list[str]:
+        """Two lines: the ratios, then where the rest of a graph's time went."""
+        return [f"time per graph {self.total:.2f} s = {self.ratio:.2f}x the stock lowering alone ({self.stock:.2f} s, "
+                f"less its per-pass snapshots; {self.graphs} graphs); with fastpass's lowering free it would "
+                f"still be {self.ratio_with_free_fastpass:.2f}x",
+                f"the rest per graph: prepare {self.prepare:.2f} s, fastpass lowering {self.fastpass:.2f} s, "
+                f"per-pass snapshots {self.stock_snapshots:.2f} s stock + {self.fastpass_snapshots:.2f} s fastpass, "
+                f"serialization {self.serialize:.2f} s, reference model {self.reference:.2f} s, "
+                f"other checks and copies {self.rest:.2f} s"]
