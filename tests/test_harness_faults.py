@@ -282,3 +282,39 @@ def test_snapshots_of_one_lowering_share_unchanged_records_and_still_see_a_chang
     assert changed.digest != first.digest
     assert [a is not b for a, b in zip(changed.nodes, first.nodes)] == [n is node for n in gm.graph.nodes]
     assert changed.digest == take_snapshot(gm, GraphIds()).digest  # the digest does not depend on what was seen before
+
+
+def test_the_texts_a_snapshot_looks_up_are_the_texts_formatting_gives():
+    """``describe_val`` and ``_describe_arg`` look up the texts of dtypes, devices, layouts and
+    plain-int shapes and strides instead of formatting them each time.  A lookup must give what
+    formatting gives, keep apart what differs only there (dtype, device, stride; ``True`` and
+    ``1``, equal as keys), and leave a symbolic shape, which cannot be a key, formatted."""
+    import torch
+
+    from verify.lowering.snapshot import _describe_arg, describe_val
+
+    def formatted(t):
+        strided = t.layout == torch.strided
+        return ("T", tuple(map(str, t.shape)), str(t.dtype), tuple(map(str, t.stride())) if strided else None,
+                str(t.storage_offset()) if strided else None, str(t.device), bool(t.requires_grad), str(t.layout))
+
+    base = torch.zeros(2, 3)
+    tensors = [base, base.to(torch.int8), base.to("meta"), base.t().contiguous().t(), base.to_sparse(),
+               torch.zeros(2, 3, dtype=torch.int8)]
+    for t in tensors + tensors:  # the second round reads what the first stored
+        assert describe_val(t) == formatted(t)
+    assert len({describe_val(t) for t in tensors}) == len(tensors) - 1  # the last repeats the second
+
+    class Rows(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    batch = torch.export.Dim("batch", min=2)
+    exported = torch.export.export(Rows(), (torch.zeros(4, 3),), dynamic_shapes=({0: batch},))
+    symbolic = next(n.meta["val"] for n in exported.graph.nodes if n.op == "placeholder")
+    assert not isinstance(symbolic.shape[0], int)
+    assert describe_val(symbolic) == formatted(symbolic) and describe_val(symbolic)[1][0] == str(symbolic.shape[0])
+
+    args = (True, 1, 1.0, None, torch.int8, torch.float32, False, 0)
+    assert [_describe_arg(a) for a in args] == ["True", "1", "1.0", "None", "torch.int8", "torch.float32", "False", "0"]
+    assert _describe_arg(args) == "(True, 1, 1.0, None, torch.int8, torch.float32, False, 0)"

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import torch
 from torch.fx import GraphModule, Node
+from torch.fx.traceback import NodeSource, NodeSourceAction
 
 # ---------------------------------------------------------------------------------------
 # Meta policy. Every key present on a node is compared unless listed in IGNORED_META_KEYS.
@@ -52,19 +53,47 @@ def _canonical(value: Any) -> str:
     return _ADDRESS.sub(" at 0x?", text) if " at 0x" in text else text
 
 
+# Texts of immutable values every snapshot writes out again (a tensor's dtype, device and layout;
+# shapes and strides of plain ints), made once per process: a lookup costs a fraction of the
+# formatting, and gives what str() gives.  A shape holding a SymInt is not hashable and is
+# formatted each time.
+_TEXTS: dict[Any, str] = {}
+_INTS_TEXTS: dict[tuple, tuple[str, ...]] = {}
+
+
+def _text(value: Any) -> str:
+    text = _TEXTS.get(value)
+    if text is None:
+        text = _TEXTS[value] = str(value)
+    return text
+
+
+def _ints_text(ints: Any) -> tuple[str, ...]:
+    try:
+        text = _INTS_TEXTS.get(ints)
+    except TypeError:  # a symbolic size
+        return tuple(map(str, ints))
+    if text is None:
+        text = tuple(map(str, ints))
+        if all(type(i) is int for i in ints):
+            _INTS_TEXTS[tuple(ints)] = text
+    return text
+
+
 def describe_val(value: Any) -> Any:
     """Everything of a `val` that can influence later passes or the serialized graph."""
     if isinstance(value, torch.Tensor):
-        strided = value.layout == torch.strided
+        layout = value.layout
+        strided = layout == torch.strided
         return (
             "T",
-            tuple(map(str, value.shape)),
-            str(value.dtype),
-            tuple(map(str, value.stride())) if strided else None,
+            _ints_text(value.shape),
+            _text(value.dtype),
+            _ints_text(value.stride()) if strided else None,
             str(value.storage_offset()) if strided else None,
-            str(value.device),
+            _text(value.device),
             bool(value.requires_grad),
-            str(value.layout),
+            _text(layout),
         )
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(describe_val(v) for v in value))
@@ -99,22 +128,55 @@ class GraphIds:
 def describe_from_node(sources: Any, graph_ids: GraphIds, full: bool) -> Any:
     if not isinstance(sources, list):
         return ("other", _canonical(sources))
+    return tuple(_describe_source(src, graph_ids, full) for src in sources)
 
-    def one(src: Any) -> Any:
-        info = getattr(src, "node_info", None)
-        return (
-            getattr(src, "name", ""),
-            getattr(src, "target", ""),
-            graph_ids(getattr(src, "graph_id", -1), getattr(info, GRAPH_GENERATION, 0)) if info is not None else -1,
-            getattr(src, "pass_name", ""),
-            "+".join(a.name.lower() for a in getattr(src, "action", [])),
-            tuple(one(s) for s in src.from_node) if full else len(src.from_node),
-        )
 
-    return tuple(one(s) for s in sources)
+def _describe_source(src: Any, graph_ids: GraphIds, full: bool) -> tuple:
+    """One NodeSource: name, target, renumbered graph id, pass, action, and its own sources (all
+    of them when `full`, else their count).  Reads a NodeSource's fields directly: its `name`,
+    `target` and `graph_id` are properties over `node_info`, and an action's `name` is an Enum
+    descriptor call.  Anything else is read through getattr, fields it lacks left blank."""
+    if type(src) is not NodeSource:
+        return _describe_source_like(src, graph_ids, full)
+    info = src.node_info
+    if info is None:
+        name, target, graph = "", "", -1
+    else:
+        name, target = info.name, info.target
+        graph = graph_ids(info.graph_id, info.__dict__.get(GRAPH_GENERATION, 0))
+    return (
+        name,
+        target,
+        graph,
+        src.pass_name,
+        "+".join([_ACTION_TEXTS.get(a) or a.name.lower() for a in src.action]),
+        tuple(_describe_source(s, graph_ids, full) for s in src.from_node) if full else len(src.from_node),
+    )
+
+
+def _describe_source_like(src: Any, graph_ids: GraphIds, full: bool) -> tuple:
+    info = getattr(src, "node_info", None)
+    return (
+        getattr(src, "name", ""),
+        getattr(src, "target", ""),
+        graph_ids(getattr(src, "graph_id", -1), getattr(info, GRAPH_GENERATION, 0)) if info is not None else -1,
+        getattr(src, "pass_name", ""),
+        "+".join(a.name.lower() for a in getattr(src, "action", [])),
+        tuple(_describe_source(s, graph_ids, full) for s in src.from_node) if full else len(src.from_node),
+    )
+
+
+_ACTION_TEXTS = {action: action.name.lower() for action in NodeSourceAction}
 
 
 def _describe_arg(arg: Any) -> str:
+    kind = type(arg)
+    if kind is Node:
+        return "%" + arg.name
+    if kind is int or kind is float or kind is bool or arg is None:
+        return repr(arg)  # what the general path gives them: repr is exact for floats
+    if kind is torch.dtype:
+        return _text(arg)  # str and repr of a dtype are the same
     if isinstance(arg, Node):
         return "%" + arg.name
     if isinstance(arg, (list, tuple)):
@@ -189,25 +251,19 @@ class GraphSnapshot:
 
 def _record(node: Node, graph_ids: GraphIds, full_provenance: bool) -> NodeRecord:
     meta = []
-    for key in sorted(node.meta):
+    node_meta = node.meta
+    for key in sorted(node_meta):
         if key == "val" or key in IGNORED_META_KEYS:
             continue
-        value = node.meta[key]
+        value = node_meta[key]
         if key == "from_node":
             meta.append((key, describe_from_node(value, graph_ids, full_provenance)))
         elif key == "eager_input_vals":
             meta.append((key, describe_val(value)))
         else:
             meta.append((key, _canonical(value)))
-    return NodeRecord(
-        name=node.name,
-        op=node.op,
-        target=_describe_target(node),
-        args=_describe_arg(node.args),
-        kwargs=_describe_arg(node.kwargs),
-        val=describe_val(node.meta["val"]) if "val" in node.meta else ("absent",),
-        meta=tuple(meta),
-    )
+    return NodeRecord(node.name, node.op, _describe_target(node), _describe_arg(node.args), _describe_arg(node.kwargs),
+                      describe_val(node_meta["val"]) if "val" in node_meta else ("absent",), tuple(meta))
 
 
 class RecordDigests:
