@@ -231,7 +231,8 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
     assert budget.graphs == 2 and budget.rest >= 0
     assert budget.stock == pytest.approx(stock.seconds - stock.observation.snapshot_seconds)
     assert f"the stock lowering alone ({budget.stock:.2f} s, less its per-pass snapshots; 2 graphs)" in summary
-    assert f"with fastpass's lowering free it would still be {budget.ratio_with_free_fastpass:.2f}x" in summary
+    assert (f"with fastpass's lowering free it would still be {budget.ratio_with_free_fastpass:.2f}x, and with every "
+            f"per-pass snapshot free as well {budget.ratio_with_free_fastpass_and_snapshots:.2f}x") in summary
     assert f"reference model {budget.reference:.2f} s" in summary
 
 
@@ -250,6 +251,7 @@ def test_the_time_budget_splits_a_graph_and_bounds_what_fastpass_can_save():
     assert budget.rest == pytest.approx(11.0 - (1.0 + 4.0 + 1.0 + 1.5 + 0.5 + 0.5 + 0.3))
     assert budget.ratio == pytest.approx(11.0 / 4.0)  # against the stock lowering less its snapshots
     assert budget.ratio_with_free_fastpass == pytest.approx((11.0 - 1.5) / 4.0)  # snapshots are the harness's
+    assert budget.ratio_with_free_fastpass_and_snapshots == pytest.approx((11.0 - 1.5 - 1.0 - 0.5) / 4.0)
     assert TimeBudget.of([older]) is None
 
 
