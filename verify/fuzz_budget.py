@@ -4,7 +4,7 @@ A campaign's rate is capped by the stock lowering it must run for every graph: n
 does can take that away.  What the harness adds on top is the graph's preparation (build, export,
 quantize: shared by both modes), fastpass's own lowering, and the checks (per-pass snapshots in
 both modes, serialization, the reference model, the comparison).  `TimeBudget` splits a graph's
-time that way from the campaign's coverage lines and gives two ratios against the stock lowering
+time that way from the campaign's coverage lines and gives three ratios against the stock lowering
 alone (the stock lowering less its per-pass snapshots: what a user's lowering costs):
 
 - `ratio`: the harness's whole time per graph;
@@ -44,7 +44,7 @@ def seconds_of(verdict) -> dict[str, float]:
 class TimeBudget:
     """Mean seconds per graph over `graphs` coverage lines.  Lowering times exclude their
     per-pass snapshots, which are counted apart; `rest` is what no part accounts for: final
-    snapshots, the program copies, the checks, recording coverage."""
+    snapshots, the program copies, the checks (and the order recheck of a graph that failed them)."""
 
     graphs: int
     total: float  # from the graph's start to its finish
