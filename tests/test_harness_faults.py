@@ -232,6 +232,74 @@ def test_a_reused_graph_address_is_a_different_graph_in_provenance():
     assert numbers == [0, 1]  # ...the harness still numbers them as two graphs
 
 
+def _plant_export_time_source(program, graph_id: int) -> None:
+    """Give every call node of `program` one provenance record made before the lowering (no tag),
+    naming graph `graph_id`: what export leaves in `from_node` for a graph long since freed."""
+    import torch
+    from torch.fx.traceback import NodeSource
+
+    record = NodeSource(torch.fx.Graph().placeholder("exported"), pass_name="export")
+    record.node_info.graph_id = graph_id
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function":
+            node.meta["from_node"] = [record]
+
+
+def test_an_input_record_naming_an_address_a_copy_took_in_one_mode_only_is_not_a_divergence():
+    """The mechanism of a crosscheck divergence that no fresh process reproduced: each mode
+    lowers a deep copy of the input, whose graph takes a fresh address, and in one mode only that
+    address was once a graph that the input's export-time records still name. That record and
+    the lowering's own records of the copy's graph must stay two graphs in that mode, as they are
+    in the other, where the addresses differ. Forced here: the same input in both modes, its
+    export-time record naming an address nothing takes in the stock run and the fastpass copy's
+    own graph in the fastpass run. Keyed by address and generation alone (no lowering in the
+    tag), `meta` differs at to_edge's final graph."""
+    import copy
+
+    import torch
+    from executorch.exir import to_edge
+
+    from verify.lowering.lower import observe_call
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.hardtanh(x * 2.0) + torch.relu(x)
+
+    exported = torch.export.export(Model(), (torch.randn(2, 3),))
+    stock_input, fastpass_input = exported, copy.deepcopy(exported)
+    nothing_lives_here = object()
+    _plant_export_time_source(stock_input, id(nothing_lives_here))
+    _plant_export_time_source(fastpass_input, id(fastpass_input.graph_module.graph))
+    stock = observe_call(lambda: to_edge(stock_input), Mode.STOCK).result
+    fast = observe_call(lambda: to_edge(fastpass_input), Mode.FASTPASS).result
+    assert stock.ok and fast.ok, (stock.error, fast.error)
+    checks = compare(stock, fast)
+    assert not failing(checks), {name: checks[name].details[:3] for name in failing(checks)}
+
+
+def test_a_tag_left_by_an_earlier_lowering_is_not_read_as_this_lowerings_graph():
+    """A record tagged by an earlier observed lowering (a test that calls to_edge, then to_backend
+    on the result) counts generations in that lowering: its (address, generation) cannot be
+    matched with this lowering's count, where the same pair may be a graph created since. So it
+    keeps the identity it arrived with (the same in both modes, whose inputs are copies of one
+    input) and never shares a number with this lowering's records, even where, as here, both
+    happen to name one graph. Without the lowering in the tag they were one number."""
+    import torch
+    from torch.fx.traceback import NodeSource
+
+    from verify.lowering.observe import observe_lowering
+    from verify.lowering.snapshot import GraphIds, describe_from_node
+
+    graph = torch.fx.Graph()
+    with observe_lowering(snapshots=False):
+        earlier = NodeSource(graph.placeholder("x"), pass_name="p")
+    with observe_lowering(snapshots=False):
+        now = NodeSource(graph.placeholder("y"), pass_name="p")
+    assert earlier.graph_id == now.graph_id  # the same address, generation 0 in both lowerings
+    graph_ids = GraphIds()
+    assert [describe_from_node([s], graph_ids, full=False)[0][2] for s in (earlier, now)] == [0, 1]
+
+
 def test_a_changed_stride_in_eager_input_vals_is_a_meta_difference():
     """``eager_input_vals`` records the inputs a stride-sensitive op (here quantize/dequantize)
     was traced with; a FakeTensor's repr leaves strides out, so the snapshot describes the key

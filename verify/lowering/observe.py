@@ -12,7 +12,7 @@ sees (the two provenance hooks only count graphs and tag a record):
 | `executorch.exir.pass_manager.ExportedProgramPassManager` | `__call__` | to_edge / transform passes and the ARM TOSA pipeline per delegate |
 | `executorch.backends.arm.tosa.backend.TOSABackend` | `_preprocess` | delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
 | `torch.fx.graph.Graph` | `__init__` | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
-| `torch.fx.traceback.NodeSource.NodeInfo` | `__init__` | tags a provenance record with its graph's generation at that address |
+| `torch.fx.traceback.NodeSource.NodeInfo` | `__init__` | tags a provenance record with its lowering and its graph's generation at that address |
 
 Passes are wrapped, never replaced: a wrapper calls the pass exactly as the manager would
 and then records the graph, so what runs is what would have run.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +33,15 @@ from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, 
 from verify.lowering.steps import Observation, PassStep
 
 
+# One number per observed lowering in this process, never reused: part of every provenance tag
+# (see _tagged_info_init), so that a tag left on a record by an earlier lowering is never read
+# as one of this lowering's graphs.
+_LOWERING_SERIALS = itertools.count(1)
+
+
 class _Observer:
     def __init__(self, snapshots: bool) -> None:
+        self.serial = next(_LOWERING_SERIALS)
         self.take_snapshots = snapshots
         self.observation = Observation()
         self.graph_ids = GraphIds()
@@ -162,13 +170,27 @@ def _counted_graph_init(graph_init: Any, observer: _Observer) -> Any:
 
 
 def _tagged_info_init(info_init: Any, observer: _Observer) -> Any:
+    """Tag each provenance record made during the lowering with (this lowering, the generation of
+    its graph at that address).
+
+    Why the lowering is part of the tag: records made *before* it (by export, by the caller, by an
+    earlier lowering) name graphs by address too, and those graphs may be dead, their addresses
+    handed to a graph this lowering sees. Crosscheck and `lower()` give each mode a deep copy of
+    the input, whose graphs take fresh addresses: in one mode only, the copy can sit at the
+    address of a long-freed export-time graph that the input's records still name. Keyed by
+    address and generation alone, an untagged input record and this lowering's records of the
+    copy's graph were one graph in that mode and two in the other (a divergence in `from_node`
+    that no fresh process reproduced). With the lowering in the tag, only this lowering's own
+    records are matched by generation; every other record keeps the identity it arrived with,
+    the same in both modes because each mode's input is a copy of the same input."""
     generations = observer.generations
+    serial = observer.serial
 
     @functools.wraps(info_init)
     def tagged_info_init(self, name, target, graph_id):
         info_init(self, name, target, graph_id)
         # The graph is alive now (its node is being recorded): it is the latest one at this address.
-        setattr(self, GRAPH_GENERATION, generations.get(graph_id, 0))
+        setattr(self, GRAPH_GENERATION, (serial, generations.get(graph_id, 0)))
 
     return tagged_info_init
 
@@ -192,7 +214,7 @@ def patch_points(observer: _Observer) -> list[PatchPoint]:
         PatchPoint(Graph, "__init__", (), wrap=lambda original: _counted_graph_init(original, observer),
                    why="counts graphs created per address (see snapshot.GraphIds: ids are reused)"),
         PatchPoint(NodeSource.NodeInfo, "__init__", (), wrap=lambda original: _tagged_info_init(original, observer),
-                   why="tags a provenance record with its graph's generation at that address"),
+                   why="tags a provenance record with its lowering and its graph's generation at that address"),
     ]
 
 

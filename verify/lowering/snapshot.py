@@ -43,8 +43,10 @@ IGNORED_META_KEYS: dict[str, str] = {
 }
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-# Attribute the observer sets on NodeSource.NodeInfo: how many graphs were created at the
-# recorded graph's address during the lowering when it was recorded (0: before the lowering).
+# Attribute the observer sets on NodeSource.NodeInfo: (the observed lowering's serial, how many
+# graphs had been created at the recorded graph's address during that lowering when the record
+# was made (0: the graph was created before it)). Records made outside any observed lowering
+# have no tag.
 GRAPH_GENERATION = "_verify_graph_generation"
 
 
@@ -112,17 +114,23 @@ class GraphIds:
     A NodeSource records `id(graph)`, and CPython reuses the address of a freed graph: two
     graphs can share an id, and whether they do depends on when the collector freed the first
     (measured: a fuzz graph whose output's source read graph 0 stock and graph 2 with
-    fastpass, and identical on replay). So the key is the id with the graph's *generation*
-    at that address (see observe.py's Graph/NodeInfo hooks): one number per graph, not per
-    address."""
+    fastpass, and identical on replay). So the key is the id with the record's tag (see
+    observe.py's Graph/NodeInfo hooks): for a record made during an observed lowering, that
+    lowering and the graph's *generation* at that address, one number per graph, not per
+    address; for a record made before (no tag), the address alone, which is the identity the
+    record arrived with. An untagged record and a tagged one never share a number, even at one
+    address: the untagged one may name a freed graph whose address a graph of this lowering
+    took, in one mode and not the other (crosscheck's copies of the input take fresh
+    addresses; measured: a `to_edge` call of executorch's own pass tests divergent in one
+    crosscheck of the whole suite, identical alone and on replay)."""
 
     def __init__(self) -> None:
-        self._ids: dict[tuple[int, int], int] = {}
+        self._ids: dict[tuple[int, Any], int] = {}
 
-    def __call__(self, graph_id: int, generation: int = 0) -> int:
+    def __call__(self, graph_id: int, tag: Any = None) -> int:
         if graph_id == -1:
             return -1
-        return self._ids.setdefault((graph_id, generation), len(self._ids))
+        return self._ids.setdefault((graph_id, tag), len(self._ids))
 
 
 def describe_from_node(sources: Any, graph_ids: GraphIds, full: bool) -> Any:
@@ -142,7 +150,7 @@ def _describe_source(src: Any, graph_ids: GraphIds, full: bool) -> tuple:
         name, target, graph = getattr(src, "name", ""), getattr(src, "target", ""), -1
     else:
         name, target = info.name, info.target
-        graph = graph_ids(info.graph_id, getattr(info, GRAPH_GENERATION, 0))
+        graph = graph_ids(info.graph_id, getattr(info, GRAPH_GENERATION, None))
     return (
         name,
         target,
