@@ -1,4 +1,4 @@
-"""The one way the harness starts a worker process (`verify run` and `verify bench` alike).
+"""The one way the harness starts a worker process (`verify run`, `bench`, `gate` and `peer` alike).
 
 Why a launcher of its own: a worker runs a user's model, and a model may start processes of
 its own. Each worker therefore gets a fresh session (its own process group), and the whole
@@ -10,6 +10,19 @@ group is killed
   (`die_with_parent`, called first thing in every worker) and kills its own group.
 
 Only a process that leaves the group on purpose (setsid) escapes; nothing here can follow it.
+
+Two kinds of worker: a module of ours (`launch`), which calls `die_with_parent` itself, and
+any other command (`launch_command`, e.g. `python -m pytest ...` for verify.peer), which cannot:
+it is started under `python -m verify.launcher COMMAND...`, a small parent that arms
+`die_with_parent` and then runs the command in its own group, so the guarantees above hold for
+it and everything it starts (pytest-xdist workers included).
+
+Every worker group is also under a memory limit (`memory_limit`, default `DEFAULT_MEMORY_LIMIT`):
+the group's resident set, summed over its processes, read from /proc while the launcher waits.
+Not RLIMIT_AS: torch maps far more address space than it touches (a CPU-only import reserves
+gigabytes), so an address-space limit breaks torch long before memory runs out; RSS is what
+the machine runs out of. A group over the limit is killed and `WorkerMemoryExceeded` names
+the limit (a worker once grew to 4.4 GB in 35 s with only the timeout as guard).
 """
 
 from __future__ import annotations
@@ -23,12 +36,18 @@ import subprocess
 import sys
 import threading
 import time
+from enum import Enum
 from pathlib import Path
 from typing import Iterator
 
 log = logging.getLogger(__name__)
 
 PARENT_PID_VARIABLE = "VERIFY_PARENT_PID"
+MIB = 1 << 20
+GIB = 1 << 30
+DEFAULT_MEMORY_LIMIT = 16 * GIB  # generous: a big model's lowering stays far below it
+_MEMORY_POLL_SECONDS = 0.5  # a group grows ~0.13 GB/s at worst seen: overshoot stays small
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _PR_SET_PDEATHSIG = 1
 
@@ -45,6 +64,23 @@ class WorkerTimeout(Exception):
         self.seconds = seconds
 
 
+class WorkerMemoryExceeded(Exception):
+    """The worker's process group held more resident memory than its limit; the group was killed."""
+
+    def __init__(self, limit: int, resident: int):
+        super().__init__(f"memory limit exceeded: the worker's process group held {describe_bytes(resident)} "
+                         f"resident, over the limit of {describe_bytes(limit)} (--memory-limit); killed")
+        self.limit = limit
+        self.resident = resident
+
+
+def describe_bytes(size: int) -> str:
+    """`16 GiB`, `200 MiB`, `4.4 GiB`: a memory size for a message."""
+    if size >= GIB:
+        return f"{size / GIB:.3g} GiB"
+    return f"{size / MIB:.3g} MiB"
+
+
 class WorkerCancelled(Exception):
     """The caller no longer needs the worker (`cancel` was set); its group was killed."""
 
@@ -54,10 +90,28 @@ class RunStopped(Exception):
 
 
 def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] | None = None,
-           timeout: float, cancel: threading.Event | None = None) -> int:
+           timeout: float | None, cancel: threading.Event | None = None,
+           memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None) -> int:
     """Run `python -m module *args` in its own process group, output to `log_path`; return its
-    exit status (negative: killed by that signal). Raises WorkerTimeout, WorkerCancelled (when
-    `cancel` is set while it runs) or RunStopped."""
+    exit status (negative: killed by that signal). The module must call `die_with_parent` first.
+    `timeout` None: no time limit; `memory_limit` None: no memory limit (bytes of the group's
+    RSS). Raises WorkerTimeout, WorkerMemoryExceeded, WorkerCancelled (when `cancel` is set
+    while it runs) or RunStopped."""
+    return _run([sys.executable, "-m", module, *map(str, args)], log_path=log_path, env=env, timeout=timeout,
+                cancel=cancel, memory_limit=memory_limit, cwd=cwd)
+
+
+def launch_command(command: list[str], *, log_path: Path, env: dict[str, str] | None = None,
+                   timeout: float | None, cancel: threading.Event | None = None,
+                   memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None) -> int:
+    """Run any `command` as a worker (same guarantees and exceptions as `launch`): under
+    `python -m verify.launcher`, which dies with us and takes the command's group with it."""
+    return _run([sys.executable, "-m", __name__, *map(str, command)], log_path=log_path, env=env,
+                timeout=timeout, cancel=cancel, memory_limit=memory_limit, cwd=cwd)
+
+
+def _run(argv: list[str], *, log_path: Path, env: dict[str, str] | None, timeout: float | None,
+         cancel: threading.Event | None, memory_limit: int | None, cwd: Path | None) -> int:
     environment = dict(os.environ, **(env or {}))
     environment["PYTHONPATH"] = _ROOT + os.pathsep + environment.get("PYTHONPATH", "")
     environment[PARENT_PID_VARIABLE] = str(os.getpid())
@@ -65,11 +119,11 @@ def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] 
         with _lock:
             if _stop_signal is not None:
                 raise RunStopped(f"stopped by {signal.Signals(_stop_signal).name}")
-            proc = subprocess.Popen([sys.executable, "-m", module, *map(str, args)], stdout=log_file,
-                                    stderr=subprocess.STDOUT, env=environment, start_new_session=True)
+            proc = subprocess.Popen(argv, stdout=log_file, stderr=subprocess.STDOUT, env=environment, cwd=cwd,
+                                    start_new_session=True)
             _live.add(proc)
         try:
-            exited = _wait_without_reaping(proc.pid, timeout, cancel)
+            ended = _wait_without_reaping(proc.pid, timeout, cancel, memory_limit)
         finally:
             # Kill the group while the worker is still a zombie: its pid (= the group id) cannot
             # be reused until it is reaped, so this never hits a stranger's group.
@@ -79,25 +133,63 @@ def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] 
                 _live.discard(proc)
     if _stop_signal is not None:
         raise RunStopped(f"stopped by {signal.Signals(_stop_signal).name}")
-    if exited is None:
+    if ended is _Ended.CANCELLED:
         raise WorkerCancelled()
-    if not exited:
+    if ended is _Ended.TIMED_OUT:
         raise WorkerTimeout(timeout)
+    if isinstance(ended, WorkerMemoryExceeded):
+        with open(log_path, "a") as log_file:  # the log is where a reader looks for why it ended
+            print(f"verify.launcher: {ended}", file=log_file)
+        raise ended
     return proc.returncode
 
 
-def _wait_without_reaping(pid: int, timeout: float, cancel: threading.Event | None) -> bool | None:
-    """True: exited; False: timed out; None: cancelled. The worker is left a zombie for the caller."""
-    deadline = time.monotonic() + timeout
+class _Ended(Enum):
+    EXITED = "exited"
+    TIMED_OUT = "timed out"
+    CANCELLED = "cancelled"
+
+
+def _wait_without_reaping(pid: int, timeout: float | None, cancel: threading.Event | None,
+                          memory_limit: int | None) -> _Ended | WorkerMemoryExceeded:
+    """How the wait ended; the worker is left a zombie for the caller (its group still alive
+    when the limit was exceeded: the caller kills it)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    next_memory_check = time.monotonic()
     pause = 0.005
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
         if cancel is not None and cancel.is_set():
-            return None
-        if time.monotonic() >= deadline:
-            return False
+            return _Ended.CANCELLED
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            return _Ended.TIMED_OUT
+        if memory_limit is not None and now >= next_memory_check:
+            next_memory_check = now + _MEMORY_POLL_SECONDS
+            resident = group_resident_bytes(pid)
+            if resident > memory_limit:
+                return WorkerMemoryExceeded(memory_limit, resident)
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
-    return True
+    return _Ended.EXITED
+
+
+def group_resident_bytes(group: int) -> int:
+    """The resident memory of every process in process group `group`, summed (from
+    /proc/<pid>/stat: field 5 the group, field 24 the RSS in pages). A process's own children
+    count: whatever a model starts is part of its worker."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                text = stat.read()
+        except OSError:  # gone meanwhile
+            continue
+        fields = text[text.rfind(b")") + 2:].split()  # after "pid (comm) ": comm may hold spaces
+        if int(fields[2]) == group:
+            total += int(fields[21]) * _PAGE_BYTES
+    return total
 
 
 def kill_group(group: int) -> None:
@@ -169,3 +261,15 @@ def die_with_parent() -> None:
                 kill_own_group()
 
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def _run_command_as_worker(command: list[str]) -> int:
+    """`python -m verify.launcher COMMAND...` (see `launch_command`): die with the launching
+    process, run COMMAND in this group, exit as it did."""
+    die_with_parent()
+    returncode = subprocess.call(command)
+    return 128 - returncode if returncode < 0 else returncode
+
+
+if __name__ == "__main__":
+    sys.exit(_run_command_as_worker(sys.argv[1:]))
