@@ -97,3 +97,103 @@ def test_launch_command_runs_any_command_and_its_group_dies_with_the_launcher(tm
         wait_for(lambda: not alive(command) and not alive(child), 5, "the command and its child gone")
     finally:
         holder.kill()
+
+
+# ---- 7. bench stopped by a signal -----------------------------------------------------------
+
+class StoppedDuringPair:
+    """A scripted bench lowering (the `lowering` seam of run_bench): pairs before `stop_at` lower
+    (synthetic runs), then the signal arrives while a lowering runs, as verify.launcher sees it:
+    the handler stops the run and the launch in flight raises RunStopped."""
+
+    def __init__(self, stop_at: int, signum: int = signal.SIGINT):
+        self.stop_at, self.signum, self.calls = stop_at, signum, 0
+
+    def __call__(self, options, case, mode, features, tag):
+        from tests.test_bench_results import worker_run
+        from verify.launcher import RunStopped
+
+        self.calls += 1
+        if int(tag.split("-")[0].removeprefix("pair")) == self.stop_at:
+            os.kill(os.getpid(), self.signum)  # the handler installed by stop_on_signals runs here
+            raise RunStopped("stopped")
+        return worker_run(mode, 2.0, 1.0)
+
+
+@pytest.fixture
+def fresh_launcher():
+    from verify import launcher
+
+    launcher.reset_after_stop()
+    yield launcher
+    launcher.reset_after_stop()
+
+
+def test_a_stopped_bench_returns_the_pairs_it_finished_marked_incomplete(tmp_path, fresh_launcher):
+    from verify.bench.run import BenchOptions, run_bench
+    from verify.bench.table import format_table
+
+    options = BenchOptions(models=("random3:1",), targets=("tosa-int", "ethos-u55"), pairs=3,
+                           work_dir=tmp_path / "work")
+    with fresh_launcher.stop_on_signals():
+        result = run_bench(options, lowering=StoppedDuringPair(stop_at=1))
+    assert [len(case.pairs) for case in result.cases] == [1, 1]
+    assert result.stopped_by == "SIGINT" and not result.complete
+    document = result.to_json()
+    assert document["complete"] is False and document["stopped_by"] == "SIGINT"
+    assert "INCOMPLETE: stopped by SIGINT after 2 finished pair(s) of 6" in format_table(result)
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_bench_interrupted_in_pair_2_writes_json_and_table_of_pair_1(tmp_path, monkeypatch, capsys, fresh_launcher,
+                                                                     signum, status):
+    """Issue 32 #7: SIGINT during pair 2 gave exit 130 and no --json."""
+    import functools
+
+    from verify.bench import run as bench_run
+    from verify.cli import main
+
+    script = StoppedDuringPair(stop_at=1, signum=signum)
+    monkeypatch.setattr(bench_run, "run_bench", functools.partial(bench_run.run_bench, lowering=script))
+    out = tmp_path / "bench.json"
+    code = main(["bench", "--model", "random3:1", "--target", "tosa-int", "--pairs", "3", "--json", str(out),
+                 "--work-dir", str(tmp_path / "work")])
+    assert code == status
+    document = json.loads(out.read_text())
+    assert document["complete"] is False and document["stopped_by"] == signal.Signals(signum).name
+    (case,) = document["cases"]
+    assert case["pairs"] == 1 and case["pair_runs"][0]["identical"]
+    captured = capsys.readouterr()
+    assert "lower() s" in captured.out and f"INCOMPLETE: stopped by {signal.Signals(signum).name}" in captured.out
+    assert f"stopped by {signal.Signals(signum).name}" in captured.err and "Traceback" not in captured.err
+
+
+def test_bench_memory_limit_reaches_every_lowering_and_a_breach_fails_the_case(tmp_path, monkeypatch, capsys):
+    from verify import launcher
+    from verify.bench import run as bench_run
+    from verify.bench.run import BenchCase, BenchError, BenchOptions, lower_in_fresh_process
+    from verify.bench.models import BenchModel
+    from verify.cli import main
+    from verify.lowering.mode import Mode
+
+    assert main(["bench", "--memory-limit", "-1", "--work-dir", str(tmp_path)]) == 2
+    assert "--memory-limit must be 0 (no limit) or more GiB" in capsys.readouterr().err
+    chosen = []
+
+    def capture(options, progress):
+        chosen.append(options.memory_limit)
+        raise BenchError("captured")
+
+    monkeypatch.setattr(bench_run, "run_bench", capture)
+    for given, limit in (([], launcher.DEFAULT_MEMORY_LIMIT), (["--memory-limit", "0.5"], launcher.GIB // 2),
+                         (["--memory-limit", "0"], None)):
+        assert main(["bench", *given, "--work-dir", str(tmp_path)]) == 1
+        assert chosen.pop() == limit
+
+    def over_the_limit(module, args, **kwargs):
+        raise launcher.WorkerMemoryExceeded(kwargs["memory_limit"], 3 * launcher.GIB)
+
+    monkeypatch.setattr(launcher, "launch", over_the_limit)
+    options = BenchOptions(memory_limit=2 * launcher.GIB, work_dir=tmp_path)
+    with pytest.raises(BenchError, match=r"pair0: memory limit exceeded: .* 3 GiB .* limit of 2 GiB"):
+        lower_in_fresh_process(options, BenchCase(BenchModel("m", "m"), "tosa-int"), Mode.STOCK, (), "pair0")

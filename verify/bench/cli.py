@@ -6,7 +6,9 @@
 
 Exit status: 0 every case lowered and its output was identical in every pair (and ablation run),
 1 not identical or a lowering failed (the other cases still run), 2 bad usage (refused with one
-line before any work).
+line before any work), 130/143 stopped by SIGINT/SIGTERM: the lowering in flight is killed, and
+the table and `--json` are written from the pairs that finished, marked incomplete
+(`"complete": false, "stopped_by": "SIGINT"`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import logging
 import signal
 import sys
 from pathlib import Path
+
+from verify.launcher import DEFAULT_MEMORY_LIMIT, GIB
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,9 @@ def add_parser(sub) -> None:
                             "(timed against the median of the case's stock lowerings)")
     bench.add_argument("--hash-seed", type=int, default=0)
     bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
+    bench.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / GIB, metavar="GIB",
+                       help="kill a lowering process (its whole group) whose resident memory exceeds this many "
+                            "GiB; the case fails naming the limit (default %(default)g; 0: no limit)")
     bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.bench.results)")
     bench.add_argument("--plot", type=Path, default=None,
                        help="PNG of per-pass time and ablation (one per case: FILE-<model>-<target>.png for several)")
@@ -83,37 +90,45 @@ def cmd_bench(args) -> int:
         if problem:
             raise UsageError(problem)
     features = _features(args.features)
+    if args.memory_limit < 0:
+        raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
     for path, option in ((args.json, "--json"), (args.plot, "--plot")):
         if path:
             check_output_file(path, option)
     if args.work_dir:
         check_output_folder(args.work_dir, "--work-dir")
     options = BenchOptions(models=models, targets=targets, pairs=args.pairs, features=features,
-                           hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout)
+                           hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout,
+                           memory_limit=int(args.memory_limit * GIB) or None)
     if args.work_dir:
         options.work_dir = args.work_dir
     log.info("verify bench: %s on %s, %d pair(s) per case, %d lowerings, logs in %s", ", ".join(models),
              ", ".join(targets), args.pairs, len(models) * len(targets) * args.pairs * 2, options.work_dir)
-    try:
-        with stop_on_signals():
+    # The handlers stay in place while the reports are written: a second Ctrl-C must not cut that short.
+    with stop_on_signals():
+        try:
             # progress is a diagnostic (-q hides it); the verdicts are printed below whatever the level
             result = run_bench(options, progress=lambda line: log.info("  %s", line))
-    except RunStopped:
-        name = signal.Signals(stop_signal()).name
-        print(f"verify bench: stopped by {name}; lowering processes killed", file=sys.stderr)
-        return 128 + stop_signal()
-    except BenchError as exc:
-        print(f"verify bench: {exc}", file=sys.stderr)
-        return 1
-    print(format_table(result))
-    if args.json:
-        write_text(args.json, json.dumps(result.to_json(), indent=1))
-    if args.plot:
-        for path in write_plots(args.plot, result.cases, result.ablation):
-            print(f"verify bench: wrote {path}", file=sys.stderr)
+        except RunStopped:  # stopped before the first lowering (while resolving the models)
+            print(f"verify bench: stopped by {signal.Signals(stop_signal()).name} before any lowering",
+                  file=sys.stderr)
+            return 128 + stop_signal()
+        except BenchError as exc:
+            print(f"verify bench: {exc}", file=sys.stderr)
+            return 1
+        print(format_table(result))
+        if args.json:
+            write_text(args.json, json.dumps(result.to_json(), indent=1))
+        if args.plot and result.complete:
+            for path in write_plots(args.plot, result.cases, result.ablation):
+                print(f"verify bench: wrote {path}", file=sys.stderr)
     if any(case.error for case in result.cases):
         print("verify bench: a lowering FAILED (see the table and the logs in the work dir)", file=sys.stderr)
     if not all(pair.identical for case in result.cases for pair in case.pairs) or not all(
             row.identical for row in result.ablation):
         print("verify bench: NOT IDENTICAL: fastpass output differs from stock (see the table)", file=sys.stderr)
+    if not result.complete:
+        print(f"verify bench: stopped by {result.stopped_by}; lowering processes killed; the table"
+              + (f" and {args.json}" if args.json else "") + " hold the finished pairs", file=sys.stderr)
+        return 128 + signal.Signals[result.stopped_by].value
     return 0 if result.identical else 1

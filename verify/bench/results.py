@@ -323,6 +323,13 @@ class BenchResult:
     load_at_start: float | None = None
     load_at_end: float | None = None
     cpus: int | None = None
+    # The signal that stopped the run (SIGINT, SIGTERM), or None: a stopped run still reports the
+    # pairs it finished (an hour of measurements is not thrown away), marked incomplete.
+    stopped_by: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.stopped_by is None
 
     @property
     def identical(self) -> bool:
@@ -332,7 +339,8 @@ class BenchResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "format": "fastpass-bench/2", "hash_seed": self.hash_seed, "features": list(self.features),
-            "pairs": self.pairs, "identical": self.identical, "load_at_start": self.load_at_start,
+            "pairs": self.pairs, "identical": self.identical, "complete": self.complete,
+            "stopped_by": self.stopped_by, "load_at_start": self.load_at_start,
             "load_at_end": self.load_at_end, "cpus": self.cpus,
             "ratio": "stock/fastpass, per pair, then median/min/max over the pairs",
             "metrics": {m.key: m.label for m in METRICS},

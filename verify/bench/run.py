@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Callable
 from fastpass import FEATURES as ALL_FEATURES
 from verify.bench.models import BenchModel, resolve
 from verify.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
+from verify.launcher import DEFAULT_MEMORY_LIMIT, RunStopped, stop_signal
 from verify.lowering.mode import Mode
 from verify.report.names import safe_name
 
@@ -32,6 +34,7 @@ class BenchOptions:
     hash_seed: int = 0
     ablation: bool = False
     timeout: float = 1800.0
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a lowering process group's RSS; None: none
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="fastpass-bench-")))
 
 
@@ -57,7 +60,7 @@ def lower_in_fresh_process(options: BenchOptions, case: BenchCase, mode: Mode, f
                            tag: str) -> WorkerRun:
     """One lowering in a fresh process, started by verify.launcher like every harness worker
     (own process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
-    from verify.launcher import WorkerTimeout, launch
+    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout, launch
     from verify.report.atomic import write_text
 
     job = {"model": case.model.worker_reference, "target": case.target, "mode": mode.value,
@@ -67,9 +70,12 @@ def lower_in_fresh_process(options: BenchOptions, case: BenchCase, mode: Mode, f
     log_path = options.work_dir / f"{tag}.log"
     try:
         returncode = launch("verify.bench.worker", [str(job_path), str(out_path)], log_path=log_path,
-                            env={"PYTHONHASHSEED": str(options.hash_seed)}, timeout=options.timeout)
+                            env={"PYTHONHASHSEED": str(options.hash_seed)}, timeout=options.timeout,
+                            memory_limit=options.memory_limit)
     except WorkerTimeout:
         raise BenchError(f"{tag}: timed out after {options.timeout:.0f} s") from None
+    except WorkerMemoryExceeded as exc:
+        raise BenchError(f"{tag}: {exc}; log {log_path}") from None
     if returncode != 0 or not out_path.exists():
         tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-20:])
         raise BenchError(f"{tag}: lowering process failed (exit {returncode}); log tail:\n{tail}")
@@ -84,36 +90,46 @@ def ablation_configs() -> list[tuple[str, tuple[str, ...]]]:
 
 def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s: None,
               lowering: Lowering = lower_in_fresh_process) -> BenchResult:
+    """Every pair of every case, then the ablation. Stopped (SIGINT/SIGTERM under
+    verify.launcher.stop_on_signals: the lowering in flight is killed and raises RunStopped),
+    it returns the pairs finished so far, `stopped_by` the signal: the caller reports them."""
     options.work_dir.mkdir(parents=True, exist_ok=True)
     load_at_start = os.getloadavg()[0]
     cases = [BenchCase(resolve(model, options.work_dir / "models"), target)
              for model in options.models for target in options.targets]
     pairs: list[list[Pair]] = [[] for _ in cases]
     errors: list[str | None] = [None for _ in cases]
-    for i in range(options.pairs):
-        for number, case in enumerate(cases, 1):
-            if errors[number - 1] is not None:
-                continue
-            where = f"pair {i + 1}/{options.pairs}, case {number}/{len(cases)} {case.model.name} on {case.target}"
-            try:
-                pairs[number - 1].append(_run_pair(options, case, i, where, progress, lowering))
-            except BenchError as exc:
-                # The other cases go on (a long run keeps what it measured); this one stops here.
-                errors[number - 1] = str(exc)
-                progress(f"{where}: FAILED, no further pairs of this case: {exc}")
     ablation: list[AblationRow] = []
-    for number, case in enumerate(cases, 1):
-        if options.ablation and errors[number - 1] is None:
-            try:
-                ablation += _run_ablation(options, case, progress, lowering, tuple(p.stock for p in pairs[number - 1]))
-            except BenchError as exc:
-                errors[number - 1] = f"ablation: {exc}"
-                progress(f"ablation {case.model.name} on {case.target}: FAILED: {exc}")
+    try:
+        for i in range(options.pairs):
+            for number, case in enumerate(cases, 1):
+                if errors[number - 1] is not None:
+                    continue
+                where = f"pair {i + 1}/{options.pairs}, case {number}/{len(cases)} {case.model.name} on {case.target}"
+                try:
+                    pairs[number - 1].append(_run_pair(options, case, i, where, progress, lowering))
+                except BenchError as exc:
+                    # The other cases go on (a long run keeps what it measured); this one stops here.
+                    errors[number - 1] = str(exc)
+                    progress(f"{where}: FAILED, no further pairs of this case: {exc}")
+        for number, case in enumerate(cases, 1):
+            if options.ablation and errors[number - 1] is None:
+                try:
+                    ablation += _run_ablation(options, case, progress, lowering,
+                                              tuple(p.stock for p in pairs[number - 1]))
+                except BenchError as exc:
+                    errors[number - 1] = f"ablation: {exc}"
+                    progress(f"ablation {case.model.name} on {case.target}: FAILED: {exc}")
+        stopped_by = None
+    except RunStopped:
+        stopped_by = signal.Signals(stop_signal()).name
+        progress(f"stopped by {stopped_by}: {sum(map(len, pairs))} pair(s) finished are reported")
     return BenchResult(
         hash_seed=options.hash_seed, features=tuple(options.features) or tuple(ALL_FEATURES), pairs=options.pairs,
         cases=tuple(CaseResult(c.model.name, c.target, tuple(p), c.model.graph_spec, e)
                     for c, p, e in zip(cases, pairs, errors)),
-        ablation=tuple(ablation), load_at_start=load_at_start, load_at_end=os.getloadavg()[0], cpus=os.cpu_count())
+        ablation=tuple(ablation), load_at_start=load_at_start, load_at_end=os.getloadavg()[0], cpus=os.cpu_count(),
+        stopped_by=stopped_by)
 
 
 def _run_pair(options: BenchOptions, case: BenchCase, index: int, where: str, progress,

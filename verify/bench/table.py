@@ -76,6 +76,10 @@ def format_table(result: BenchResult) -> str:
     failed = [f"{c.model} on {c.target}" for c in result.cases if c.error is not None]
     if failed:
         lines.append(f"lowering failed (logs in the work dir): {', '.join(failed)}")
+    if not result.complete:
+        finished = sum(len(case.pairs) for case in result.cases)
+        lines.append(f"INCOMPLETE: stopped by {result.stopped_by} after {finished} finished pair(s) of "
+                     f"{result.pairs * len(result.cases)} (the figures above are theirs)")
     lines.append("every case lowered, output identical in every pair" + (" and every ablation run" if result.ablation
                                                                          else "")
                  + ": " + ("yes" if result.identical else "NO"))
