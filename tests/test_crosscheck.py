@@ -124,14 +124,62 @@ def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproduc
         assert record.first_divergence.pass_name == "ConvertToClampPass"
         assert record.reproducer is not None and record.reproducer.path.is_file(), record.reproducer
         assert "-m verify replay" in record.reproducer.command  # the one replay command
+        # The fault lives in this process only: a fresh process, replaying the same input, finds
+        # none, and the record says the divergence depends on what ran before.
+        assert record.fresh_recheck is not None and record.fresh_recheck.reproduced is False, record.describe()
+        assert "depends on what ran before" in record.describe()
+        assert record.to_json()["fresh_recheck"]["reproduced"] is False
         # The saved input replays the divergence while the fault is there ...
         assert crosscheck_main(["replay", str(record.reproducer.path)]) == 1
         # ... and strict mode raises at the call.
-        with crosscheck(strict=True, reproducer_dir=tmp_path), pytest.raises(CrosscheckDivergence) as raised:
+        with crosscheck(strict=True, reproducer_dir=tmp_path, fresh_recheck=False), \
+                pytest.raises(CrosscheckDivergence) as raised:
             transform(copy.deepcopy(edge_program))
         assert raised.value.record.first_divergence.pass_name == "ConvertToClampPass"
     # ... and is identical once the fault is gone.
     assert crosscheck_main(["replay", str(record.reproducer.path)]) == 0
+
+
+# A fault in every process: Python imports `sitecustomize` at start-up from the path, so a fresh
+# process started with this folder on PYTHONPATH has the fault before it replays anything.
+_FAULT_IN_EVERY_PROCESS = """
+import fastpass
+from executorch.backends.arm._passes import ConvertToClampPass
+
+_inherited = ConvertToClampPass.call
+
+
+def _call(self, graph_module):
+    result = _inherited(self, graph_module)
+    if fastpass.is_enabled():
+        node = next(n for n in result.graph_module.graph.nodes if n.op == "call_function" and "clamp" in str(n.target))
+        node._rename(node.name + "_renamed")
+        result.graph_module.recompile()
+    return result
+
+
+ConvertToClampPass.call = _call
+"""
+
+
+def test_a_divergence_the_program_makes_anywhere_is_reproduced_in_a_fresh_process(edge_program, tmp_path,
+                                                                                    monkeypatch):
+    """The other side of the fresh-process recheck: a fault that every process has (here planted
+    at interpreter start-up) is divergent in the fresh process too, and the record says so."""
+    import os
+
+    startup = tmp_path / "startup"
+    startup.mkdir()
+    (startup / "sitecustomize.py").write_text(_FAULT_IN_EVERY_PROCESS)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(startup), os.environ.get("PYTHONPATH", "")]))
+    with fastpass_only_fault(clamp_pass(), rename_first_clamp):
+        with crosscheck(reproducer_dir=tmp_path / "repro") as session:
+            transform(copy.deepcopy(edge_program))
+    [record] = session.records
+    assert record.verdict is Verdict.DIVERGENT
+    assert record.fresh_recheck is not None and record.fresh_recheck.reproduced is True, record.describe()
+    assert record.fresh_recheck.first_divergent_pass == record.first_divergence.label
+    assert "reproduced in a fresh process" in record.describe()
 
 
 def test_unsound_annotation_in_to_edge_is_divergent(tmp_path):
@@ -143,7 +191,7 @@ def test_unsound_annotation_in_to_edge_is_divergent(tmp_path):
     name = "executorch.exir.passes.memory_format_ops_pass.MemoryFormatOpsPass"
     program = torch.export.export(CastModel(), (torch.randn(2, 3),))
     wrong = Entry(frozenset(), skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
-    with overridden({name: wrong}), crosscheck(reproducer_dir=tmp_path) as session:
+    with overridden({name: wrong}), crosscheck(reproducer_dir=tmp_path, fresh_recheck=False) as session:
         edge = to_edge(program)
     assert "_to_dim_order_copy" in str(edge.exported_program().graph)  # stock, unchanged
     [record] = session.records

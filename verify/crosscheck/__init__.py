@@ -38,9 +38,10 @@ _session: Session | None = None
 
 
 def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-           reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS
-           ) -> Session:
-    """Start crosschecking every lowering; returns the session that collects the records."""
+           reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS,
+           fresh_recheck: bool = True) -> Session:
+    """Start crosschecking every lowering; returns the session that collects the records.
+    `fresh_recheck`: replay each divergence in a fresh process before reporting it (fresh.py)."""
     global _session
     import fastpass
 
@@ -55,7 +56,8 @@ def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets:
     except ValueError:
         raise ValueError(f"second_mode is {Mode.FASTPASS.value!r} or {Mode.STOCK.value!r} (the null run), "
                          f"not {second_mode!r}") from None
-    session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir), second_mode))
+    session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir), second_mode,
+                               fresh_recheck))
     intercept.install(session.handle)
     _session = session
     return session
@@ -79,10 +81,10 @@ def current() -> Session | None:
 
 @contextlib.contextmanager
 def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
-               reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS
-               ) -> Iterator[Session]:
+               reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS,
+               fresh_recheck: bool = True) -> Iterator[Session]:
     """`second_mode=Mode.STOCK`: stock against stock, crosscheck's own null run."""
-    session = enable(strict, features, reference_sets, reproducer_dir, second_mode)
+    session = enable(strict, features, reference_sets, reproducer_dir, second_mode, fresh_recheck)
     try:
         yield session
     finally:

@@ -10,6 +10,7 @@ from typing import Any
 
 from verify.compare import CheckResult, Divergence
 from verify.compare.divergence import OrderRecheck
+from verify.crosscheck.fresh import FreshRecheck
 from verify.report.verdict import Verdict
 
 
@@ -70,6 +71,7 @@ class CrosscheckRecord:
     fastpass_work: FastpassWork = field(default_factory=FastpassWork)
     unchecked_reason: str | None = None
     order_recheck: OrderRecheck | None = None  # made only when stock and fastpass differed
+    fresh_recheck: FreshRecheck | None = None  # made only for a divergence (verify.crosscheck.fresh)
 
     @property
     def divergent(self) -> bool:
@@ -91,6 +93,8 @@ class CrosscheckRecord:
         head = f"{self.entry_point.value}{where}: {self.verdict.value} ({checks})"
         if self.stock_nondeterministic and self.order_recheck is not None:
             head += f"; {self.order_recheck.describe()} (executorch)"
+        if self.fresh_recheck is not None:
+            head += f"; {self.fresh_recheck.describe()}"
         if self.reproducer is not None:
             head += f"; replay: {self.reproducer.command}"
         return head
@@ -112,6 +116,7 @@ class CrosscheckRecord:
             "fastpass_work": vars(self.fastpass_work),
             "unchecked_reason": self.unchecked_reason,
             "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
+            "fresh_recheck": self.fresh_recheck.to_json() if self.fresh_recheck else None,
         }
 
 

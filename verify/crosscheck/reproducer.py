@@ -215,7 +215,7 @@ def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference
     features = saved.manifest.features if features is None else features
     print(f"replaying {call.entry_point.value} from {call.context or saved.path}")
     with crosscheck(features=features, reference_sets=reference_sets,
-                    reproducer_dir=saved.path.parent / "replayed") as session:
+                    reproducer_dir=saved.path.parent / "replayed", fresh_recheck=False) as session:
         session.context = f"replay of {saved.path.name}"
         with call.lowering_context():
             try:

@@ -4,6 +4,7 @@ deep copy of the same input, compared with every check in verify.compare.CHECKS.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import re
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from verify.compare import compare
 from verify.compare.checks import first_divergence, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.crosscheck import reproducer
+from verify.crosscheck.fresh import FreshRecheck, recheck_in_fresh_process
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
@@ -39,6 +41,9 @@ class Settings:
     # STOCK: the second run is stock too (the harness's null run): what diverges then is
     # crosscheck's own doing (a copy that is not independent of the first run), not fastpass's.
     second_mode: Mode = Mode.FASTPASS
+    # Replay a divergent call's reproducer in a fresh process before reporting it (fresh.py says
+    # why); off in that replay itself, which must not recheck in yet another process.
+    fresh_recheck: bool = True
 
 
 @dataclass
@@ -102,6 +107,8 @@ class Session:
         _restore(as_stock_left)
         if record.divergent or record.stock_nondeterministic:
             record.reproducer = self._save(entry, pristine, len(self.records), record.first_divergence)
+        if record.divergent and self.settings.fresh_recheck:
+            record.fresh_recheck = self._recheck_fresh(record.reproducer)
         self._add(record)
         if record.divergent and self.settings.strict:
             raise CrosscheckDivergence(record)
@@ -127,6 +134,12 @@ class Session:
             _restore([at_start])
 
         return recheck_node_order(original, pristine, fast, self.settings.reference_sets, as_the_first_runs_started)
+
+    def _recheck_fresh(self, saved: Reproducer) -> FreshRecheck:
+        if saved.path is None or saved.limitation is not None:
+            why = saved.limitation or "no reproducer was saved"
+            return FreshRecheck(None, error=f"the reproducer cannot replay the call by itself: {why}")
+        return recheck_in_fresh_process(saved.path, os.environ.get("PYTHONHASHSEED"))
 
     def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> Reproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
