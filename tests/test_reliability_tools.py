@@ -31,6 +31,20 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def group_alive(group: int) -> list[int]:
+    """The live (not zombie) processes of process group `group`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            if int(fields[2]) == group and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
 def wait_for(condition, seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -197,3 +211,106 @@ def test_bench_memory_limit_reaches_every_lowering_and_a_breach_fails_the_case(t
     options = BenchOptions(memory_limit=2 * launcher.GIB, work_dir=tmp_path)
     with pytest.raises(BenchError, match=r"pair0: memory limit exceeded: .* 3 GiB .* limit of 2 GiB"):
         lower_in_fresh_process(options, BenchCase(BenchModel("m", "m"), "tosa-int"), Mode.STOCK, (), "pair0")
+
+
+# ---- 8-10. verify.peer: killed, interrupted, two in one second, the hash seed ---------------
+
+# A suite of our own for peer (it takes any test file path): each test run appends what it saw
+# to $PEER_PROBE; with $PEER_HANG set, the run whose number (counted in $PEER_PROBE) reaches it
+# writes its pid and process group to $PEER_HANG.ready and sleeps.
+SUITE = '''
+import os, time
+from pathlib import Path
+
+def test_probe():
+    probe = Path(os.environ["PEER_PROBE"])
+    with probe.open("a") as f:
+        f.write(f"{os.environ.get('PYTHONHASHSEED')} {hash('fastpass')}\\n")
+    hang = os.environ.get("PEER_HANG")
+    if hang and len(probe.read_text().splitlines()) >= int(os.environ["PEER_HANG_AT"]):
+        Path(hang).write_text(f"{os.getpid()} {os.getpgrp()}")
+        time.sleep(600)
+'''
+
+
+def peer_suite(tmp_path: Path) -> Path:
+    suite = tmp_path / "suite" / "test_peer_probe.py"
+    suite.parent.mkdir()
+    suite.write_text(SUITE)
+    return suite
+
+
+def start_peer(tmp_path: Path, *args: str, hang_at: int) -> tuple[subprocess.Popen, Path]:
+    suite = peer_suite(tmp_path)
+    ready = tmp_path / "hang.ready"
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PEER_PROBE=str(tmp_path / "probe"), PEER_HANG=str(ready),
+               PEER_HANG_AT=str(hang_at))
+    process = subprocess.Popen([sys.executable, "-m", "verify.peer", str(suite), "-n", "0", "--out",
+                                str(tmp_path / "out"), *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    return process, ready
+
+
+def test_peer_killed_outright_leaves_no_pytest_behind(tmp_path):
+    """Issue 32 #8: SIGKILL to peer left its pytest child running under pid 1."""
+    peer, ready = start_peer(tmp_path, "--modes", "stock", hang_at=1)
+    try:
+        wait_for(ready.exists, 120, "the suite's test started")
+        test_pid, group = map(int, ready.read_text().split())
+        assert group != os.getpgid(peer.pid)
+        peer.kill()
+        peer.wait()
+        wait_for(lambda: not alive(test_pid), 5, "pytest gone with peer")
+        wait_for(lambda: not group_alive(group), 5, "its whole process group gone")
+    finally:
+        peer.kill()
+        if ready.exists() and group_alive(int(ready.read_text().split()[1])):
+            os.killpg(int(ready.read_text().split()[1]), signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_peer_interrupted_summarizes_the_finished_modes_and_exits_130(tmp_path):
+    """Issue 32 #8: SIGINT gave a traceback and no summary."""
+    peer, ready = start_peer(tmp_path, "--modes", "stock,fastpass", hang_at=2)  # the fastpass mode hangs
+    try:
+        wait_for(ready.exists, 300, "the second mode's test started")
+        test_pid = int(ready.read_text().split()[0])
+        peer.send_signal(signal.SIGINT)
+        out, err = peer.communicate(timeout=60)
+    finally:
+        peer.kill()
+    assert peer.returncode == 130, out + err
+    assert "Traceback" not in err and "stopped by SIGINT" in err
+    assert "outcomes per mode:" in out and "STOPPED by SIGINT" in out and "not finished: fastpass" in out
+    (run,) = (tmp_path / "out").iterdir()
+    document = json.loads((run / "peer.json").read_text())
+    assert document["complete"] is False and document["stopped_by"] == "SIGINT"
+    assert document["unfinished_modes"] == ["fastpass"] and document["outcome_counts"] == {"stock": {"passed": 1}}
+    wait_for(lambda: not alive(test_pid), 5, "the hanging mode's pytest killed")
+
+
+def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(tmp_path, monkeypatch, capsys):
+    """Issue 32 #9: two peers in the same second shared one folder; #10: with PYTHONHASHSEED=random
+    in the environment, each mode ran under a random seed of its own."""
+    from verify import launcher, peer
+
+    launcher.reset_after_stop()
+    suite = peer_suite(tmp_path)
+    probe = tmp_path / "probe"
+    monkeypatch.setenv("PEER_PROBE", str(probe))
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    monkeypatch.setattr(time, "strftime", lambda *args: "20261205-060000")  # the same second, twice
+    out = tmp_path / "out"
+    assert peer.main([str(suite), "-n", "0", "--modes", "stock,stock", "--out", str(out)]) == 0
+    assert peer.main([str(suite), "-n", "0", "--modes", "stock", "--out", str(out), "--hash-seed", "7"]) == 0
+    runs = sorted(out.iterdir())
+    assert len(runs) == 2 and all(r.name.startswith("20261205-060000-") for r in runs)
+    assert all(json.loads((r / "peer.json").read_text())["outcome_counts"]["stock"] == {"passed": 1} for r in runs)
+    seeds = [line.split() for line in probe.read_text().splitlines()]
+    assert [seed for seed, _ in seeds] == ["0", "0", "7"]
+    assert seeds[0][1] == seeds[1][1], "one seed, one string hash in every mode"
+    assert "hash seed 0" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        peer.main([str(suite), "--hash-seed", "random"])
+    assert refused.value.code == 2
+    assert "'random' would give each mode a seed of its own" in capsys.readouterr().err
