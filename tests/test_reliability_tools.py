@@ -314,3 +314,55 @@ def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(
         peer.main([str(suite), "--hash-seed", "random"])
     assert refused.value.code == 2
     assert "'random' would give each mode a seed of its own" in capsys.readouterr().err
+
+
+# ---- 11. the pytest plugin: output paths up front, lost xdist workers ------------------------
+
+def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    return subprocess.run([sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", "-q", *args],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT), PYTHONHASHSEED="0"))
+
+
+def test_plugin_refuses_an_unwritable_json_before_any_test_runs(tmp_path):
+    """Issue 32 #11: every test ran, then a traceback at the end and no summary."""
+    ran = tmp_path / "ran"
+    (tmp_path / "test_one.py").write_text(f"def test_one():\n    open({str(ran)!r}, 'w').close()\n")
+    (tmp_path / "a_file").write_text("")
+    done = run_pytest(tmp_path, "-p", "no:xdist", "--fastpass-json", str(tmp_path / "a_file" / "r.json"),
+                      "test_one.py")
+    assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage error
+    assert not ran.exists(), "a test ran before the output path was refused"
+    errors = [line for line in done.stderr.splitlines() if line.strip()]
+    assert errors == [f"ERROR: --fastpass-json {tmp_path / 'a_file' / 'r.json'}: {tmp_path / 'a_file'} is a file, "
+                      "not a folder"], done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_plugin_names_a_lost_xdist_worker_in_the_summary_and_json(tmp_path):
+    """Issue 32 #11: a worker that died made the totals smaller without a word."""
+    (tmp_path / "test_crash.py").write_text("import os, signal\n\n"
+                                            "def test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n\n"
+                                            "def test_lives():\n    pass\n")
+    report = tmp_path / "r.json"
+    done = run_pytest(tmp_path, "-n", "1", "--fastpass-json", str(report), "test_crash.py")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (lost,) = json.loads(report.read_text())["lost_workers"]
+    assert lost["worker"] == "gw0" and lost["error"]
+    assert f"lost xdist workers: 1 (gw0: {lost['error']})" in done.stdout, done.stdout
+
+
+def test_peer_fails_on_a_lost_worker_and_a_mode_that_failed(capsys):
+    from tests.test_pytest_plugin import mode_run
+    from verify import peer
+
+    same = {"t::a": "passed"}
+    lost = mode_run("fastpass", same)
+    lost.report["lost_workers"] = [{"worker": "gw1", "error": "Not properly terminated"}]
+    assert peer.summarize([mode_run("stock", same), lost]) == 1
+    assert "LOST WORKER fastpass: xdist worker gw1 went down (Not properly terminated)" in capsys.readouterr().out
+    killed = peer.ModeRun.failed("crosscheck", "memory limit exceeded: ... 16 GiB", 3.0, -9)
+    assert peer.summarize([mode_run("stock", same), killed]) == 1
+    assert "FAILED crosscheck: memory limit exceeded" in capsys.readouterr().out

@@ -12,6 +12,11 @@ and the terminal summary lists lowerings crosschecked, identical, divergent (tes
 divergent pass, reproducer), and time stock vs fastpass summed over all lowerings. Works with
 pytest-xdist: each worker crosschecks its own tests and attaches the records to the test's
 reports (`user_properties`), which the controller sums; nothing is lost between processes.
+An xdist worker that goes down (a crash, the OOM killer) takes its test's records with it: the
+summary and the JSON name it (`lost_workers`), so fewer lowerings never pass unexplained.
+
+The output paths (`--fastpass-json`, crosscheck's `--fastpass-reproducers`) are checked when
+the session starts: a usage error, one line, before any test runs (not a traceback at the end).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 import pytest
 
 from verify.lowering.mode import Mode
+from verify.report.atomic import write_text
 from verify.report.verdict import Verdict
 
 MODES = ("on", "crosscheck")
@@ -62,7 +68,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("fastpass") is None and config.getoption("fastpass_json") is None:
         return
+    if not hasattr(config, "workerinput"):  # the controller checks; its workers write nothing
+        _check_output_paths(config)
     config.pluginmanager.register(FastpassPlugin(config), "fastpass-session")
+
+
+def _check_output_paths(config: pytest.Config) -> None:
+    """Refuse an unwritable output before any test runs: a session of an hour must not end in a
+    traceback (and no summary) because its report cannot be written."""
+    from verify.output_paths import check_output_file, check_output_folder
+    from verify.usage import UsageError
+
+    try:
+        if config.getoption("fastpass_json"):
+            check_output_file(Path(config.getoption("fastpass_json")), "--fastpass-json")
+        if config.getoption("fastpass") == "crosscheck":
+            check_output_folder(Path(config.getoption("fastpass_reproducers")), "--fastpass-reproducers")
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class FastpassPlugin:
@@ -81,6 +104,7 @@ class FastpassPlugin:
         self.skip_reasons: Counter[str] = Counter()
         self.records: list[dict[str, Any]] = []
         self.work: Counter[str] = Counter()
+        self.lost_workers: list[dict[str, str]] = []  # xdist workers that went down: {"worker", "error"}
         self.started = time.time()
 
     # ---- every process that runs tests -----------------------------------------------
@@ -169,11 +193,27 @@ class FastpassPlugin:
         if outcome == "skipped" and isinstance(report.longrepr, tuple):
             self.skip_reasons[str(report.longrepr[2]).removeprefix("Skipped: ")] += 1
 
+    @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without xdist
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker went down; with an error (a crash, a kill) the records of the test it was
+        running never arrive: name it."""
+        if error is None:
+            return
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        self.lost_workers.append({"worker": str(getattr(getattr(node, "gateway", None), "id", node)),
+                                  "error": (lines[-1] if lines else "went down")[:300]})
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or self.mode is None:
+        if self.is_worker or (self.mode is None and not self.lost_workers):
             return
         write = terminalreporter.write_line
-        terminalreporter.section(f"fastpass ({self.mode})")
+        terminalreporter.section(f"fastpass ({self.mode or Mode.STOCK.value})")
+        if self.lost_workers:
+            write(f"lost xdist workers: {len(self.lost_workers)} ("
+                  + "; ".join(f"{w['worker']}: {w['error']}" for w in self.lost_workers)
+                  + "): the records of the tests they were running are lost (not counted below)", red=True)
+        if self.mode is None:
+            return
         if self.mode == "on":
             write("fastpass: " + ", ".join(f"{k} {self.work[k]:.0f}" if k != "time_in_passes_s"
                                            else f"time in passes {self.work[k]:.1f} s" for k in _WORK_FIELDS))
@@ -220,9 +260,9 @@ class FastpassPlugin:
             "crosscheck": crosscheck_totals(self.records) if self.mode == "crosscheck" else None,
             "records": self.records,
             "fastpass_work": dict(self.work) if self.mode == "on" else None,
+            "lost_workers": self.lost_workers,
         }
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1, default=str))
+        write_text(path, json.dumps(data, indent=1, default=str))
 
 
 def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
