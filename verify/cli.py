@@ -25,15 +25,20 @@ Each run has a folder of its own (verify-out/<time>-<pid>-<random>, or --out): j
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import secrets
 import signal
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from verify.lowering.mode import Mode
 from verify.usage import UsageError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
 RUN_OPTION_KEYS = ("features", "hash_seed", "null_seed", "reference_sets", "timeout", "keep_all",
@@ -84,9 +89,17 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _features(text: str) -> tuple[str, ...]:
+    """'all' is (); a list names each feature once. An empty list is refused, not read as all
+    (which is what () means): `--features ""` from an unset shell variable would otherwise
+    quietly verify every feature."""
     if text == "all":
         return ()
     wanted = tuple(_csv(text))
+    if not wanted:
+        raise UsageError(f"--features {text!r}: no feature named; give 'all' or a comma-separated list")
+    repeated = sorted({f for f in wanted if wanted.count(f) > 1})
+    if repeated:
+        raise UsageError(f"--features {text}: {', '.join(repeated)} given more than once")
     try:
         import fastpass
     except ImportError:
@@ -205,11 +218,32 @@ def _check_outputs(args) -> None:
         check_output_file(args.junit, "--junit")
 
 
-def _prepare_new_run(args):
-    """Validate everything, then make the run folder: (cases, options, out)."""
+def _lock(run_dir: Path, command: str, held: contextlib.ExitStack, option: str, writes: bool = True) -> None:
+    """Hold the run folder's lock until `held` closes; busy is bad usage (exit 2): nothing has
+    been done yet. So is a folder in which no lock can be made, unless the command `writes`
+    nothing there it needs (`report --from` of a read-only copy: no run can be going on in it)."""
+    from verify.journal import RunFolderBusy, locked_run_folder
+    from verify.output_paths import CannotWrite
+
+    try:
+        held.enter_context(locked_run_folder(run_dir, command))
+    except RunFolderBusy as exc:
+        raise UsageError(f"{option} {exc}") from None
+    except CannotWrite as exc:
+        if writes:
+            raise UsageError(f"{option} {run_dir}: {exc}") from None
+        log.debug("%s: read without its lock (%s)", run_dir, exc)
+
+
+def _prepare_new_run(args, held: contextlib.ExitStack):
+    """Validate everything, make and lock the run folder, start its journal: (cases, options, out).
+
+    The lock is taken before the "holds a run already" check and kept to the end: between the
+    check and the journal's start lies the graph drawing of --random, long enough for a second
+    run in the same --out to pass the same check."""
     from verify.cases import Case
-    from verify.journal import journal_path
-    from verify.output_paths import check_output_folder
+    from verify.journal import Journal, holds_run, journal_path
+    from verify.output_paths import CannotWrite, check_output_folder
 
     features = _features(args.features)
     _check_timeout(args.timeout)
@@ -221,20 +255,34 @@ def _prepare_new_run(args):
     _check_outputs(args)
     if args.out is not None:
         check_output_folder(args.out, "--out")
-        if journal_path(args.out).exists():
-            raise UsageError(f"--out {args.out}: holds a run already; finish it with --resume {args.out} "
-                             "or choose another folder")
         out = args.out
     else:
         out = _new_run_dir()
-    if args.random:
-        models += _random_models(args.random, args.seed, out / "random-graphs")
-    cases = _unique([Case(m, t) for m in models for t in targets])
-    return cases, _options_from(args, out, features), out
+    option = "--out" if args.out is not None else "run folder"
+    _lock(out, "verify run", held, option)
+    if holds_run(out):
+        raise UsageError(f"--out {args.out}: holds a run already; finish it with --resume {args.out} "
+                         "or choose another folder")
+    journal_path(out).unlink(missing_ok=True)  # an empty one: a start that failed (earlier versions)
+    options = _options_from(args, out, features)
+    try:
+        if args.random:
+            models += _random_models(args.random, args.seed, out / "random-graphs")
+        cases = _unique([Case(m, t) for m in models for t in targets])
+        Journal(out).start(_options_json(options), cases, {
+            "features": list(options.features) or "all", "hash_seed": options.hash_seed,
+            "null_seed": options.null_seed, "second_mode": options.second_mode, "calibration": options.calibration,
+            "argv": sys.argv[1:]})
+    except CannotWrite as exc:  # before any case: the folder holds no run and can be used again
+        raise UsageError(f"{option} {out}: {exc}") from None
+    return cases, options, out
 
 
-def _prepare_resume(args):
-    from verify.journal import JournalError, read_journal
+def _prepare_resume(args, held: contextlib.ExitStack):
+    """Lock the folder, then read its journal and note the resume: two --resume of one folder
+    would both run every missing case."""
+    from verify.journal import Journal, JournalError, journal_path, read_journal
+    from verify.output_paths import CannotWrite
 
     defaults = _run_defaults()
     given = sorted(f"--{k.replace('_', '-')}" for k, v in vars(args).items()
@@ -242,18 +290,38 @@ def _prepare_resume(args):
     if given:
         raise UsageError(f"--resume takes the options of the run it resumes; drop {', '.join(given)}")
     _check_outputs(args)
+    if not journal_path(args.resume).is_file():  # no lock file in a folder that is not a run's
+        raise UsageError(f"--resume: no run journal in {args.resume} (expected {journal_path(args.resume)})")
+    _lock(args.resume, "verify run --resume", held, "--resume")
     try:
         contents = read_journal(args.resume)
+        Journal(args.resume).resumed()
     except JournalError as exc:
         raise UsageError(f"--resume: {exc}") from None
+    except CannotWrite as exc:
+        raise UsageError(f"--resume {args.resume}: {exc}") from None
     return contents, _options_from_journal(contents.run["options"], args.resume), args.resume
 
 
+@dataclass
+class WrittenReports:
+    """What the journal holds, and which report files could not be written (each says why)."""
+
+    reports: list
+    unfinished: list[tuple[str, str]]
+    run_info: dict
+    failed: list = field(default_factory=list)  # verify.output_paths.CannotWrite, one per file
+
+
 def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path | None = None,
-                  wall_seconds: float | None = None) -> tuple[list, list, dict]:
+                  wall_seconds: float | None = None) -> WrittenReports:
     """report.json (and --json, --junit) from the run's journal: the one way reports are written,
-    whether the run finished, was stopped, failed, or is rebuilt later by `report --from`."""
+    whether the run finished, was stopped, failed, or is rebuilt later by `report --from`.
+
+    Each file is written on its own: a full disk under the run folder must not cost the --json
+    or --junit on another one."""
     from verify.journal import read_journal
+    from verify.output_paths import CannotWrite
     from verify.report.files import write_json, write_junit
     from verify.runner import CaseReport
 
@@ -265,33 +333,38 @@ def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path
     run_info = {**contents.run["info"], "wall_seconds": wall_seconds, "planned": len(planned),
                 "finished": len(reports), "complete": not unfinished, "stopped_by": contents.stopped_by,
                 "journal": str(Path(run_dir) / "journal.jsonl")}
-    write_json(reports, Path(run_dir) / "report.json", run_info)
+    written = WrittenReports(reports, unfinished, run_info)
+    writes = [lambda: write_json(reports, Path(run_dir) / "report.json", run_info)]
     if json_path:
-        write_json(reports, json_path, run_info)
+        writes.append(lambda: write_json(reports, json_path, run_info))
     if junit_path:
-        write_junit(reports, junit_path, unfinished)
-    return reports, unfinished, run_info
+        writes.append(lambda: write_junit(reports, junit_path, unfinished))
+    for write in writes:
+        try:
+            write()
+        except CannotWrite as exc:
+            log.debug("writing a report failed", exc_info=True)
+            written.failed.append(exc)
+    return written
 
 
 def cmd_run(args) -> int:
+    with contextlib.ExitStack() as held:  # the run folder's lock, to the last report written
+        if args.resume is not None:
+            contents, options, out = _prepare_resume(args, held)
+            return _run(args, contents.planned, contents.finished(), options, out)
+        cases, options, out = _prepare_new_run(args, held)
+        return _run(args, cases, set(), options, out)
+
+
+def _run(args, cases: list, done: set, options, out: Path) -> int:
     from verify.journal import Journal
     from verify.launcher import stop_on_signals, stop_signal
+    from verify.output_paths import CannotWrite
     from verify.report.table import progress, table
     from verify.runner import run_cases
 
-    if args.resume is not None:
-        contents, options, out = _prepare_resume(args)
-        cases, done = contents.planned, contents.finished()
-        journal = Journal(out)
-        journal.resumed()
-    else:
-        cases, options, out = _prepare_new_run(args)
-        done = set()
-        journal = Journal(out)
-        journal.start(_options_json(options), cases, {
-            "features": list(options.features) or "all", "hash_seed": options.hash_seed,
-            "null_seed": options.null_seed, "second_mode": options.second_mode, "calibration": options.calibration,
-            "argv": sys.argv[1:]})
+    journal = Journal(out)
     todo = [c for c in cases if c not in done]
     print(f"verify: {len(cases)} case(s)" + (f" ({len(done)} finished before, resumed)" if done else "")
           + f", {_describe_modes(options)}, hash seed {options.hash_seed}, null seed {options.null_seed}, "
@@ -304,7 +377,7 @@ def cmd_run(args) -> int:
             print(f"[{next(counter)}/{len(cases)}]", end=" ", file=sys.stderr)
         progress(event, case, report)
 
-    stopped = None
+    stopped = refused = None
     # The handlers stay in place while the reports are written: a second Ctrl-C must not cut that short.
     with stop_on_signals():
         try:
@@ -312,32 +385,54 @@ def cmd_run(args) -> int:
             stopped = stop_signal()
             if stopped is not None:
                 journal.stopped(signal.Signals(stopped).name)
+        except CannotWrite as exc:  # the case in flight is not journaled: --resume runs it again
+            log.debug("the run stopped: a write was refused", exc_info=True)
+            refused = exc
         finally:  # also on an unexpected error: what finished is reported
-            reports, unfinished, _ = write_reports(out, args.json, args.junit, time.perf_counter() - started)
+            written = write_reports(out, args.json, args.junit, time.perf_counter() - started)
+    reports = written.reports
     print(table(reports))
     print(f"wall time {time.perf_counter() - started:.0f} s")
+    for failure in written.failed:
+        print(f"verify: {failure}", file=sys.stderr)
+    if refused is not None:
+        print(f"verify: {refused}; the run stopped with {len(reports)} of {len(cases)} case(s) finished; "
+              f"resume with: python -m verify run --resume {out}", file=sys.stderr)
     if stopped is not None:
         print(f"verify: stopped by {signal.Signals(stopped).name}: {len(reports)} of {len(cases)} case(s) finished; "
               f"reports written; resume with: python -m verify run --resume {out}", file=sys.stderr)
         return 128 + stopped
-    return 0 if not unfinished and all(r.passed for r in reports) else 1
+    if refused is not None or written.failed:
+        return 1
+    return 0 if not written.unfinished and all(r.passed for r in reports) else 1
 
 
 def cmd_report(args) -> int:
-    from verify.journal import JournalError
+    from verify.journal import JournalError, journal_path
     from verify.report.table import table
 
     _check_outputs(args)
-    try:
-        reports, unfinished, info = write_reports(args.source, args.json, args.junit)
-    except JournalError as exc:
-        raise UsageError(str(exc)) from None
+    if not journal_path(args.source).is_file():  # no lock file in a folder that is not a run's
+        raise UsageError(f"no run journal in {args.source} (expected {journal_path(args.source)})")
+    with contextlib.ExitStack() as held:
+        _lock(args.source, "verify report", held, "--from", writes=False)
+        try:
+            written = write_reports(args.source, args.json, args.junit)
+        except JournalError as exc:
+            raise UsageError(str(exc)) from None
+    reports, unfinished, info = written.reports, written.unfinished, written.run_info
     print(table(reports))
     if unfinished:
         print(f"verify report: {len(reports)} of {info['planned']} case(s) finished"
               + (f" (stopped by {info['stopped_by']})" if info["stopped_by"] else "")
               + f"; not finished: {', '.join(f'{m} on {t}' for m, t in unfinished)}", file=sys.stderr)
-    print(f"verify report: wrote {Path(args.source) / 'report.json'}", file=sys.stderr)
+    for failure in written.failed:
+        print(f"verify report: {failure}", file=sys.stderr)
+    report_json = Path(args.source) / "report.json"
+    if not any(Path(f.filename) == report_json for f in written.failed):
+        print(f"verify report: wrote {report_json}", file=sys.stderr)
+    if written.failed:
+        return 1
     return 0 if not unfinished and all(r.passed for r in reports) else 1
 
 

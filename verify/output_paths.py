@@ -1,13 +1,67 @@
 """Check every output path before any work: a run that takes an hour must not end in a
-traceback because `--json` points somewhere unwritable (and then skip the `--junit` too)."""
+traceback because `--json` points somewhere unwritable (and then skip the `--junit` too).
+
+And when the file system refuses a write later anyway (the disk filled up, a quota, a folder
+made read-only or unwritable during the run), say so in one line that names the path: a
+`CannotWrite`, raised by every writer of the harness (verify.report.atomic, the journal,
+the run-folder lock) in place of the bare OSError, whose message names no file (a failed
+`write()` knows only its descriptor) or names a temporary one.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 from verify.usage import UsageError
+
+# The file system refused: full, over quota, no permission, read-only, file too large. Not a
+# bug of the harness, and nothing a retry fixes; the user frees space or fixes permissions.
+REFUSED_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EFBIG})
+
+# A worker's exit status when the file system refused one of its writes (sysexits' EX_IOERR):
+# the only channel that needs no disk, so the parent can stop the run instead of recording the
+# case as an error (which `--resume` would then skip).
+WORKER_EXIT_CANNOT_WRITE = 74
+
+
+class CannotWrite(OSError):
+    """The file system refused to write `filename`; str() is the one line the user sees.
+
+    An OSError (with the original errno) so that callers catching OSError still do."""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
+def is_refused(exc: BaseException) -> bool:
+    """Whether `exc` is the file system refusing a write (see REFUSED_ERRNOS)."""
+    return isinstance(exc, CannotWrite) or (isinstance(exc, OSError) and exc.errno in REFUSED_ERRNOS)
+
+
+def cannot_write(exc: OSError, path: Path | str) -> CannotWrite:
+    """`exc` (already one of REFUSED_ERRNOS) as a CannotWrite naming `path`, the file the user asked
+    for (not a temporary beside it); a CannotWrite passes through, keeping the path it names."""
+    if isinstance(exc, CannotWrite):
+        return exc
+    return CannotWrite(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))
+
+
+@contextlib.contextmanager
+def writing(path: Path | str) -> Iterator[None]:
+    """Inside: an OSError by which the file system refuses becomes a CannotWrite naming `path`."""
+    try:
+        yield
+    except CannotWrite:
+        raise
+    except OSError as exc:
+        if exc.errno in REFUSED_ERRNOS:
+            raise cannot_write(exc, path) from exc
+        raise
 
 
 def check_output_file(path: Path, option: str) -> None:
@@ -25,13 +79,19 @@ def check_output_folder(path: Path, option: str) -> None:
 
 
 def _check_folder(folder: Path, option: str, path: Path) -> None:
+    """The probe writes a byte and syncs it: creating an empty file needs no free block, so on a
+    full disk an empty probe passes and the run then fails at its first real write."""
     existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():
         raise UsageError(f"{option} {path}: {existing} is a file, not a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".verify-probe-", dir=folder)
-        os.close(fd)
-        os.unlink(probe)
+        try:
+            os.write(fd, b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None

@@ -31,6 +31,7 @@ from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, 
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
+from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
 from verify.report.atomic import write_text
 from verify.report.verdict import NullOutcome, Verdict
 from verify.saved_program import PROGRAM_NAME
@@ -143,6 +144,9 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
                             env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel)
     except WorkerTimeout:
         raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
+    if returncode == WORKER_EXIT_CANNOT_WRITE:  # not the case's fault: the run stops, the case stays to do
+        raise CannotWrite(None, f"worker {name} could not write its output (file system full or not "
+                                f"writable; its log: {log_path})", str(case_dir))
     status_path = case_dir / f"{name}.status.json"
     status = json.loads(status_path.read_text()) if status_path.exists() else {}
     if status.get("prepare_error"):
@@ -275,7 +279,11 @@ def run_cases(cases: list[Case], options: RunOptions,
               on_report: Callable[[CaseReport], None] = lambda r: None) -> list[CaseReport]:
     """Run every case; a broken case is recorded and the run goes on. `on_report` gets each
     finished case as it finishes (the journal). When the run is stopped (verify.launcher's
-    stop_all, on SIGINT/SIGTERM) the case in flight is dropped and the finished ones returned."""
+    stop_all, on SIGINT/SIGTERM) the case in flight is dropped and the finished ones returned.
+
+    A write the file system refuses (full disk, no permission: verify.output_paths.CannotWrite)
+    is no case's fault and would fail every case after it: it is raised, the case in flight is
+    not recorded, and `--resume` runs it once there is room."""
     reports = []
     for case in cases:
         if stop_signal() is not None:
@@ -288,7 +296,11 @@ def run_cases(cases: list[Case], options: RunOptions,
                 report = run_case(case, options)
             except RunStopped:
                 break
+            except CannotWrite:
+                raise
             except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+                if is_refused(exc):  # e.g. a worker's log file: the run folder is full or unwritable
+                    raise cannot_write(exc, exc.filename or options.out_dir) from exc
                 report = CaseReport(case.model, case.target, Verdict.ERROR,
                                     error=f"harness error: {type(exc).__name__}: {exc}",
                                     wall_seconds=time.perf_counter() - start)

@@ -14,7 +14,6 @@ worker lower byte for byte alike (tests/test_cli.py's stock-vs-stock run keeps t
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -24,10 +23,13 @@ PROGRAM_NAME = "program.pt2"
 
 
 def save_program(program, path: Path) -> None:
-    """Save atomically: a waiting worker sees no file or the whole file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.export.save(program, temporary)
-    os.replace(temporary, path)
+    """Save atomically: a waiting worker sees no file or the whole file. Through a Python file
+    (verify.report.atomic): torch.export.save to a path name wrote a truncated program on a full
+    disk without an error, and renamed it into place for the other workers to load."""
+    from verify.report.atomic import atomic_output
+
+    with atomic_output(path, "wb") as f:
+        torch.export.save(program, f)
 
 
 def load_program(path: Path):

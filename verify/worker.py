@@ -24,6 +24,7 @@ import traceback
 from pathlib import Path
 
 from verify.launcher import die_with_parent
+from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite
 from verify.report.atomic import atomic_output, write_text
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,8 @@ def run_job(job: dict) -> None:
         start = time.perf_counter()
         program = _prepare(job, status, target)
         status["prepare_seconds"] = time.perf_counter() - start
+    except CannotWrite:
+        raise  # the disk, not the case: see __main__
     except Exception as exc:  # noqa: BLE001
         status["prepare_error"] = f"{type(exc).__name__}: {exc}"
         status["prepare_traceback"] = traceback.format_exc()
@@ -104,4 +107,9 @@ if __name__ == "__main__":
 
     verbosity.configure()  # the worker's stderr is its log file
     die_with_parent()
-    run_job(json.loads(Path(sys.argv[1]).read_text()))
+    try:
+        run_job(json.loads(Path(sys.argv[1]).read_text()))
+    except CannotWrite as exc:
+        # Said by the exit status (needs no disk), so the run stops instead of blaming the case.
+        print(f"verify worker: {exc}", file=sys.stderr)
+        sys.exit(WORKER_EXIT_CANNOT_WRITE)
