@@ -14,6 +14,7 @@ worker lower byte for byte alike (tests/test_cli.py's stock-vs-stock run keeps t
 
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
@@ -23,13 +24,16 @@ PROGRAM_NAME = "program.pt2"
 
 
 def save_program(program, path: Path) -> None:
-    """Save atomically: a waiting worker sees no file or the whole file. Through a Python file
-    (verify.report.atomic): torch.export.save to a path name wrote a truncated program on a full
-    disk without an error, and renamed it into place for the other workers to load."""
-    from verify.report.atomic import atomic_output
+    """Save atomically: a waiting worker sees no file or the whole file. Serialized in memory,
+    then written by verify.report.atomic: torch.export.save to a path name wrote a truncated
+    program on a full disk without an error (and it was renamed into place for the other
+    workers to load), and to a file that fails, its writer aborts the process (SIGABRT) when
+    it is destroyed, so the worker could not say that the disk was full."""
+    from verify.report.atomic import write_bytes
 
-    with atomic_output(path, "wb") as f:
-        torch.export.save(program, f)
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    write_bytes(path, buffer.getbuffer())
 
 
 def load_program(path: Path):
