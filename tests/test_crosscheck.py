@@ -130,14 +130,14 @@ def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproduc
         assert "depends on what ran before" in record.describe()
         assert record.to_json()["fresh_recheck"]["reproduced"] is False
         # The saved input replays the divergence while the fault is there ...
-        assert crosscheck_main(["replay", str(record.reproducer.path)]) == 1
+        assert crosscheck_main(["replay", str(record.reproducer.path), "--trust"]) == 1
         # ... and strict mode raises at the call.
         with crosscheck(strict=True, reproducer_dir=tmp_path, fresh_recheck=False), \
                 pytest.raises(CrosscheckDivergence) as raised:
             transform(copy.deepcopy(edge_program))
         assert raised.value.record.first_divergence.pass_name == "ConvertToClampPass"
     # ... and is identical once the fault is gone.
-    assert crosscheck_main(["replay", str(record.reproducer.path)]) == 0
+    assert crosscheck_main(["replay", str(record.reproducer.path), "--trust"]) == 0
 
 
 # A fault in every process: Python imports `sitecustomize` at start-up from the path, so a fresh

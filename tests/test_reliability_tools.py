@@ -366,3 +366,112 @@ def test_peer_fails_on_a_lost_worker_and_a_mode_that_failed(capsys):
     killed = peer.ModeRun.failed("crosscheck", "memory limit exceeded: ... 16 GiB", 3.0, -9)
     assert peer.summarize([mode_run("stock", same), killed]) == 1
     assert "FAILED crosscheck: memory limit exceeded" in capsys.readouterr().out
+
+
+# ---- 12-13. replay: files that are not reproducers, code in reproducers, malformed ones ------
+
+class MakesFolder:
+    """Unpickled, it makes a folder: the stand-in for any code a crafted pickle runs."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.path),)
+
+
+def crafted_xcheck(tmp_path: Path, marker: Path) -> Path:
+    import pickle
+
+    from verify.report import reproducer
+    from verify.report.reproducer import Manifest, Producer
+
+    path = tmp_path / "crafted.xcheck"
+    reproducer.save(path, Manifest(Producer.CROSSCHECK, "", (), None, hash_seed=None),
+                    pickle.dumps({"entry_point": MakesFolder(marker), "call": b""}))
+    return path
+
+
+def gate_reproducer(tmp_path: Path, pass_ref, graph=None) -> Path:
+    from verify.bench.models import random_graph
+    from verify.report import reproducer
+    from verify.report.reproducer import Manifest, Producer
+
+    path = tmp_path / "gate-repro.py"
+    graph = random_graph(2, 1).to_dict() if graph is None else graph
+    reproducer.save(path, Manifest(Producer.GATE, "edge-fp", ("copy",), None, hash_seed=None, pass_ref=pass_ref,
+                                   graph=graph), "print('graph source')\n")
+    return path
+
+
+def test_replay_runs_no_code_from_a_file_without_trust_and_says_what_it_would_run(tmp_path, capsys):
+    """Issue 32 #12: a crafted .xcheck was unpickled (code ran) and a gate reproducer's pass_ref
+    imported, without a word."""
+    from verify.cli import main
+
+    marker = tmp_path / "code-ran"
+    crafted = crafted_xcheck(tmp_path, marker)
+    assert main(["replay", str(crafted)]) == 2
+    assert not marker.exists(), "the pickle ran"
+    err = capsys.readouterr().err
+    assert "replay would: unpickles the saved call" in err and "posix.mkdir" in err
+    assert err.strip().splitlines()[-1].endswith("replay only files you trust, with --trust")
+    # the crosscheck alias too
+    from verify.crosscheck.__main__ import main as crosscheck_main
+
+    assert crosscheck_main(["replay", str(crafted)]) == 2 and not marker.exists()
+    # a gate reproducer whose pass lives in a file: the file is not imported
+    module = tmp_path / "evil_pass.py"
+    module.write_text(f"import os\nos.mkdir({str(marker)!r})\n")
+    gate = gate_reproducer(tmp_path, f"{module}:EvilPass")
+    assert main(["replay", str(gate)]) == 2 and not marker.exists()
+    assert f"imports (executes) the Python file {module} for the pass EvilPass" in capsys.readouterr().err
+    # with --trust it runs (and then says, in one line, that the file names no such pass: #13)
+    assert main(["replay", str(gate), "--trust"]) == 2 and marker.is_dir()
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"verify replay: malformed gate reproducer {gate}: ") and "EvilPass" in last, err
+    assert "Traceback" not in err
+
+
+def test_replay_refuses_a_pickle_that_is_not_a_reproducer_before_unpickling(tmp_path, capsys):
+    import pickle
+
+    from verify.cli import main
+
+    marker = tmp_path / "code-ran"
+    bare = tmp_path / "bare.xcheck"
+    bare.write_bytes(pickle.dumps(MakesFolder(marker)))
+    assert main(["replay", str(bare), "--trust"]) == 2 and not marker.exists()
+    assert "not a reproducer saved by verify" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("pass_ref, graph, message", [
+    ("no reference at all", None, "bad pass reference 'no reference at all'"),
+    (None, None, "bad pass reference None"),
+    ("m:Foo", {"ops": "garbage"}, "bad graph"),
+    ("m:Foo", {"input_shapes": [[1, 2]], "ops": [{"op": "no_such_op", "inputs": [0], "params": [], "shape": [1]}],
+               "outputs": [1]}, "bad graph"),
+])
+def test_a_malformed_gate_reproducer_is_one_line_and_exit_2(tmp_path, capsys, pass_ref, graph, message):
+    """Issue 32 #13: a bad graph or pass reference was a traceback with exit 1."""
+    from verify.cli import main
+
+    path = gate_reproducer(tmp_path, pass_ref, graph)
+    assert main(["replay", str(path), "--trust"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"verify replay: malformed gate reproducer {path}: {message}"), err
+
+
+def test_a_fuzz_reproducer_needs_no_trust(tmp_path):
+    from verify.bench.models import random_graph
+    from verify.replay import authorize
+    from verify.report import reproducer
+    from verify.report.reproducer import Manifest, Producer
+
+    path = tmp_path / "graph.py"
+    saved = reproducer.save(path, Manifest(Producer.FUZZ, "tosa-int", (), None, graph=random_graph(2, 1).to_dict()),
+                            "import os\n")
+    execution = authorize(reproducer.load(path), trust=False)
+    assert not execution.runs_code_from_file and "runs no code from the file" in execution.what[0]
+    assert saved.path == path

@@ -96,7 +96,7 @@ def test_replay_command_refuses_bad_input_with_exit_2(tmp_path, capsys):
 
 def replay_in_process(path: Path, capsys) -> tuple[int, str]:
     capsys.readouterr()
-    code = verify_main(["replay", str(path), "--any-hash-seed"])
+    code = verify_main(["replay", str(path), "--any-hash-seed", "--trust"])  # our own reproducers: trusted
     return code, capsys.readouterr().out
 
 
@@ -139,7 +139,7 @@ def test_gate_reproducer_round_trips_and_replays_with_the_one_command(tmp_path):
     assert (m.producer, m.target, m.features, m.pass_ref) == (Producer.GATE, "edge-fp", ("copy",), pass_ref)
     assert m.first_divergent_pass == v.modes["copy"]["where"] and m.annotation == v.annotation
     assert saved.graph_spec().describe() == v.modes["copy"]["graph"]
-    proc = subprocess.run([sys.executable, "-m", "verify", "replay", str(path)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "verify", "replay", str(path), "--trust"], capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
     assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
     assert f"divergent: first divergent pass {m.first_divergent_pass}" in proc.stdout

@@ -4,31 +4,146 @@ It reads the reproducer's manifest (verify.report.reproducer), runs it under the
 was found under (in a child process when this one runs under another), hands it to the
 replay of the producer that saved it, and says identical or divergent, with the first
 divergent pass. Exit 0 identical, 1 divergent (or the replay failed: the problem is still
-there), 2 for bad usage or a file that is not a reproducer.
+there), 2 for bad usage, a file that is not a reproducer or a malformed one.
+
+A reproducer is code. A crosscheck reproducer's payload is a pickle (unpickling runs whatever
+it names), a gate reproducer names a pass that replay imports (a `file.py:Class` runs that
+file). So before anything runs, replay checks the file without executing it (`inspect`: the
+manifest line, the graph, the pass reference, the pickle's opcodes), says what replaying it
+would execute, and executes code named by the file only with `--trust` (the prompt-free
+opt-in, fit for CI). A fuzz reproducer needs no trust: its replay builds the graph described
+in the manifest from generators.random's vocabulary and runs no code from the file.
 """
 
 from __future__ import annotations
 
 import os
+import pickletools
+import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError, load
 from verify.usage import UsageError
 
+# module:Class, path/file.py:Class or package.module.Class (verify.gate.passes.resolve's forms)
+_PASS_REFERENCE = re.compile(r"(?P<where>[^:\s]+):(?P<name>[A-Za-z_][\w.]*)|(?P<module>[A-Za-z_][\w.]*)\.(?P<cls>[A-Za-z_]\w*)")
+_STRING_OPS = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "STRING", "BINSTRING", "SHORT_BINSTRING"}
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What replaying a reproducer executes, found without executing anything from it."""
+
+    runs_code_from_file: bool  # the file names code that replay imports or unpickles
+    what: tuple[str, ...]  # lines for the reader
+
+
+def inspect(saved: Reproducer) -> Execution:
+    """Check `saved` without running anything from it and say what its replay would execute.
+    ReproducerError (exit 2, one line) when the graph, the pass reference or the pickle is
+    malformed: a reproducer that cannot be replayed says so before any work."""
+    manifest, path = saved.manifest, saved.path
+    if manifest.producer is Producer.CROSSCHECK:
+        names = _pickle_globals(saved)
+        return Execution(True, (
+            f"unpickles the saved call in {path}: a pickle runs whatever it names, and this one names "
+            + (", ".join(names) if names else "nothing at its top level")
+            + " (and holds the call as a nested pickle, which may name more);",
+            "then makes the call stock and with fastpass under crosscheck"))
+    spec = _graph(saved)
+    lowering = f"lowers the graph in its manifest ({len(spec)} ops from generators.random's vocabulary)"
+    if manifest.producer is Producer.FUZZ:
+        return Execution(False, (f"{lowering} stock and with fastpass on {manifest.target}; "
+                                 "runs no code from the file",))
+    where, name = _pass_reference(saved)
+    if where.endswith(".py") or "/" in where:
+        source = f"imports (executes) the Python file {where} for the pass {name}"
+    else:
+        source = f"imports the module {where} for the pass {name}"
+    return Execution(True, (f"{source};", f"then {lowering} stock and with fastpass on for that pass "
+                                          f"({manifest.target})"))
+
+
+def _graph(saved: Reproducer):
+    """The GraphSpec of a graph reproducer (data: building it runs nothing from the file)."""
+    from generators.random import GraphSpec
+
+    if not isinstance(saved.manifest.graph, dict):
+        raise ReproducerError(f"malformed {saved.manifest.producer} reproducer {saved.path}: no graph in its manifest")
+    try:
+        return GraphSpec.from_dict(saved.manifest.graph)
+    except Exception as exc:  # noqa: BLE001 - any way a saved dict fails to be a graph is a bad file
+        raise ReproducerError(f"malformed {saved.manifest.producer} reproducer {saved.path}: bad graph "
+                              f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+
+
+def _pass_reference(saved: Reproducer) -> tuple[str, str]:
+    """(module or file, class) of a gate reproducer's pass, read, not imported."""
+    ref = saved.manifest.pass_ref
+    match = _PASS_REFERENCE.fullmatch(ref) if isinstance(ref, str) else None
+    if match is None:
+        raise ReproducerError(f"malformed gate reproducer {saved.path}: bad pass reference {ref!r} "
+                              "(module:Class or path/to/file.py:Class)")
+    return (match["where"], match["name"]) if match["where"] else (match["module"], match["cls"])
+
+
+def _pickle_globals(saved: Reproducer) -> list[str]:
+    """The `module.name`s a pickle imports, read off its opcodes (pickletools: nothing runs)."""
+    names: list[str] = []
+    stack: list[object] = []  # the values string ops pushed, enough for STACK_GLOBAL's two
+    memo: dict[int, object] = {}
+    try:
+        for op, arg, _ in pickletools.genops(saved.payload):
+            if op.name in _STRING_OPS:
+                stack.append(arg)
+            elif op.name == "MEMOIZE":
+                memo[len(memo)] = stack[-1] if stack else None
+            elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = stack[-1] if stack else None
+            elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                stack.append(memo.get(arg))
+            elif op.name == "GLOBAL":
+                names.append(str(arg).replace(" ", "."))
+            elif op.name == "STACK_GLOBAL":
+                names.append(f"{stack[-2] if len(stack) > 1 else '?'}.{stack[-1] if stack else '?'}")
+            elif op.name == "STOP":
+                break
+    except Exception as exc:  # noqa: BLE001 - not a pickle, or a truncated one
+        raise ReproducerError(f"malformed crosscheck reproducer {saved.path}: its payload is not a pickle "
+                              f"({type(exc).__name__}: {exc})") from None
+    return list(dict.fromkeys(names))
+
+
+def authorize(saved: Reproducer, trust: bool) -> Execution:
+    """`inspect(saved)`, and refuse (UsageError, exit 2: nothing has run) to replay a file that
+    names code to run unless the user said `--trust`."""
+    execution = inspect(saved)
+    if execution.runs_code_from_file and not trust:
+        for line in execution.what:
+            print(f"replay would: {line}", file=sys.stderr)
+        raise UsageError(f"{saved.path} is a {saved.manifest.producer} reproducer: replaying it runs code the file "
+                         "names (above); replay only files you trust, with --trust")
+    return execution
+
 
 def replay(saved: Reproducer) -> Replayed:
-    """Replay `saved` in this process with its producer's replay."""
+    """Replay `saved` in this process with its producer's replay (after `authorize`)."""
     producer = saved.manifest.producer
     if producer is Producer.FUZZ:
         from verify.fuzz import replay as replay_graph
 
         return replay_graph(saved)
     if producer is Producer.GATE:
+        from verify.gate.passes import PassRefError
         from verify.gate.run import replay_saved
 
-        return replay_saved(saved)
+        try:
+            return replay_saved(saved)
+        except PassRefError as exc:  # the file's pass reference does not resolve (or is no pass)
+            raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
     from verify.crosscheck.reproducer import replay as replay_call
 
     return replay_call(saved)
@@ -37,6 +152,9 @@ def replay(saved: Reproducer) -> Replayed:
 def add_parser(sub) -> None:
     parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent")
     parser.add_argument("file", type=Path, metavar="REPRODUCER")
+    parser.add_argument("--trust", action="store_true",
+                        help="run the code a gate or crosscheck reproducer names (a pass it imports, a pickle); "
+                             "without it such a file is refused, after saying what it would run")
     parser.add_argument("--any-hash-seed", action="store_true",
                         help="replay under this process's hash seed, not the one the reproducer was saved under")
     parser.set_defaults(handler=cmd_replay)
@@ -54,12 +172,19 @@ def read(path: Path) -> Reproducer:
 
 def cmd_replay(args) -> int:
     saved = read(args.file)
+    try:
+        execution = authorize(saved, args.trust)
+    except ReproducerError as exc:
+        raise UsageError(str(exc)) from None
     manifest = saved.manifest
     seed = manifest.hash_seed
     if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:
         # The divergence was found under this seed: replay it there (string hashing orders sets).
-        command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed"]
+        command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
+                   *(["--trust"] if args.trust else [])]
         return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
+    for line in execution.what:
+        print(f"replay: {line}", file=sys.stderr)
     what = f" of {manifest.pass_ref}" if manifest.pass_ref else ""
     print(f"replaying {manifest.producer} reproducer{what} ({manifest.target or 'no target'}, features "
           f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "

@@ -2,7 +2,8 @@
 (an alias of `python -m verify replay FILE` with crosscheck's own options).
 
 Exit 0 if the replayed call is identical, 1 if it diverges again (or stock fails where it did
-not), 2 for bad usage or an unreadable reproducer."""
+not), 2 for bad usage or an unreadable reproducer. The payload is a pickle: like `verify replay`,
+it is unpickled only with `--trust` (verify/replay.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 from verify.crosscheck.reproducer import replay
-from verify.replay import read
+from verify.replay import authorize, read
 from verify.report.reproducer import ReproducerError
 from verify.usage import UsageError
 
@@ -26,11 +27,15 @@ def main(argv: list[str] | None = None) -> int:
                                help="fastpass features, comma-separated (default: those it was saved under; "
                                     "'' = all)")
     replay_parser.add_argument("--reference-sets", type=int, default=1)
+    replay_parser.add_argument("--trust", action="store_true",
+                               help="unpickle the file (a pickle runs the code it names); required")
     replay_parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
     try:
         saved = read(args.file)
+        for line in authorize(saved, args.trust).what:  # refuses (exit 2) before unpickling unless trusted
+            print(f"replay: {line}", file=sys.stderr)
         features = tuple(f for f in args.features.split(",") if f) if args.features is not None else None
         replayed = replay(saved, features, args.reference_sets)
     except (UsageError, ReproducerError) as exc:
