@@ -19,7 +19,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from verify.gate.verdict import Evidence, PassVerdict
+from verify.gate.verdict import Evidence, PassVerdict, Unfinished
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
 from verify.report.verdict import Feature, GateVerdict
 
@@ -94,17 +94,25 @@ def test_a_worker_past_the_pass_timeout_is_killed_and_its_pass_an_error(tmp_path
     assert time.monotonic() - started < 120
 
 
-def test_a_pass_not_started_within_max_seconds_is_reported_not_run(tmp_path):
+def test_a_pass_not_started_within_max_seconds_is_an_error_not_green(tmp_path):
     """--max-seconds: the first check starts (its worker hangs until --pass-timeout), the budget
-    ends meanwhile, so the second is never started and is `unexercised`, saying it was not run."""
+    ends meanwhile, so the second is never started: an `error` saying so (an unfinished check is
+    never green), in the JSON (`ok: false`) and as a JUnit error; exit 1."""
     proc = run_gate(gate_command(tmp_path, ["NoRetracePass", "ChangeDtypePass"], "-j", "1", "--pass-timeout", "4",
-                                 "--max-seconds", "2"), faults="NoRetracePass:hang")
+                                 "--max-seconds", "2", "--junit", str(tmp_path / "gate.xml")),
+                    faults="NoRetracePass:hang")
     assert proc.returncode == 1, proc.stderr[-3000:]
-    hung, not_run = report(tmp_path / "out" / "gate.json")["passes"]
+    document = report(tmp_path / "out" / "gate.json")
+    hung, not_run = document["passes"]
     assert hung["verdict"] == "error" and hung["reason"].startswith("<worker-timeout>"), hung
-    assert not_run["name"] == "ChangeDtypePass" and not_run["verdict"] == "unexercised", not_run
-    assert not_run["reason"].startswith("not run: the --max-seconds budget") and not_run["examples"] == 0
+    assert not_run["name"] == "ChangeDtypePass" and not_run["verdict"] == "error", not_run
+    assert not_run["reason"].startswith("not started: the --max-seconds budget") and not_run["examples"] == 0
+    assert not_run["unfinished"] == "not-started" and document["ok"] is False
     assert not (tmp_path / "out" / "workers" / "001-ChangeDtypePass.job.json").exists()
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    assert (suite.get("tests"), suite.get("errors")) == ("2", "2")
+    error = suite.find("testcase[@name='ChangeDtypePass']/error")
+    assert error is not None and error.get("message").startswith("not started:"), ET.tostring(suite)[:2000]
 
 
 def test_a_crash_costs_one_pass_and_the_verdicts_do_not_depend_on_the_number_of_workers(tmp_path):
@@ -167,8 +175,12 @@ def test_ctrl_c_kills_the_workers_and_writes_what_finished(tmp_path):
     assert "stopped by SIGINT" in stderr
     document = report(out / "gate.json")
     assert document["run"]["complete"] is False and document["run"]["stopped_by"] == "SIGINT"
-    assert [(p["name"], p["verdict"]) for p in document["passes"]] == [("ChangeDtypePass", "error")]
-    assert ET.parse(tmp_path / "gate.xml").getroot().get("tests") == "1"
+    assert document["ok"] is False
+    assert [(p["name"], p["verdict"], p["unfinished"]) for p in document["passes"]] == [
+        ("ChangeDtypePass", "error", None), ("NoRetracePass", "error", "stopped")]
+    assert document["passes"][1]["reason"] == "not run: stopped by SIGINT before its check finished"
+    suite = ET.parse(tmp_path / "gate.xml").getroot()
+    assert (suite.get("tests"), suite.get("errors")) == ("2", "2")
     assert not processes_mentioning(str(out / "workers")), "a worker outlived the stop"
 
 
@@ -176,8 +188,9 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     """With gate_registry's default runner the stage searches run in this process (the CLI's run
     each in a worker: see the tests below); once the run is stopped
     (verify.launcher.stop_all, what SIGINT/SIGTERM call under stop_on_signals) no further graph
-    is lowered, the top-up and later stages are skipped, and the evidence gathered is returned.
-    The stop is triggered by the search's own progress record of its first graph."""
+    is lowered, the top-up and later stages are skipped, and the evidence gathered is returned
+    -- in an `error` verdict: the check did not finish. The direct pass, never checked, is an
+    error too. The stop is triggered by the search's own progress record of its first graph."""
     import logging
 
     from verify.gate import check
@@ -210,11 +223,16 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
         logger.removeHandler(handler)
         logger.setLevel(logging.NOTSET)
         reset_after_stop()
-    (v,) = verdicts  # the direct pass, never checked, is not reported
+    v, never = verdicts
     assert v.qualname == sign
     assert v.examples == 1, v.examples  # the graph lowered before the stop, and no other
     assert v.stage == "edge-fp"  # the second stage never started
     assert v.evidence[Feature.COPY].examples == 1
+    assert v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+    assert v.reason == ("not run: stopped by SIGINT before its search of stage(s) edge-fp, quantized finished "
+                        "(evidence so far kept)"), v.reason
+    assert never.qualname == direct and never.verdict is GateVerdict.ERROR and never.examples == 0
+    assert never.unfinished is Unfinished.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
     assert time.monotonic() - started < 120
 
 
@@ -352,21 +370,28 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
         assert all(e.examples == 2 for e in verdicts[qn].evidence.values())
     assert list(verdicts) == [SIGN, MINMAX, "<worker-crash>"]
 
+    for qn in (SIGN, MINMAX):  # ... and, their quantized search not finished, are errors saying so
+        assert verdicts[qn].verdict is GateVerdict.ERROR and verdicts[qn].unfinished is Unfinished.CUT_SHORT
+        assert verdicts[qn].reason.startswith("not finished: its search of stage(s) quantized ended without")
+
     monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
     started = time.monotonic()
     (*passes, hung) = _registry_in_workers(tmp_path / "hang", 1, ["edge-fp"], stage_timeout=4)
     assert hung.qualname == "<worker-timeout>" and hung.verdict is GateVerdict.ERROR, hung
     assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
-    assert all(v.verdict is GateVerdict.UNEXERCISED and v.examples == 0 for v in passes), passes
+    assert "gave no evidence for its 2 pass(es)" in hung.reason
+    assert all(v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.CUT_SHORT and v.examples == 0
+               for v in passes), passes
     assert time.monotonic() - started < 60
     assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
 
 
-def test_a_stop_kills_the_stage_workers_and_keeps_the_finished_stages_verdicts(tmp_path, caplog):
+def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path, caplog):
     """-j 1: edge-fp's search finishes, then quantized's starts; its first graph's progress record
     (relayed from its worker) stops the run (verify.launcher.stop_all, what SIGINT/SIGTERM call
-    under stop_on_signals): the quantized worker's group is killed, and the verdicts returned
-    rest on edge-fp's search alone."""
+    under stop_on_signals): the quantized worker's group is killed. The verdicts returned hold
+    edge-fp's evidence and the graph the quantized worker had checkpointed before it was killed
+    (its `partial.json`), and are errors: the quantized search did not finish."""
     import logging
 
     from verify.launcher import reset_after_stop, stop_all, stop_signal
@@ -390,8 +415,13 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_finished_stages_verdicts(t
         reset_after_stop()
     assert [v.qualname for v in verdicts] == [SIGN, MINMAX]  # no error entry: a stop is not a crash
     for v in verdicts:
-        assert v.stage == "edge-fp" and v.examples == 2, (v.name, v.stage, v.examples)
+        # edge-fp's 2 graphs and the quantized graph checkpointed before its progress record
+        assert v.stage == "edge-fp,quantized" and v.examples == 3, (v.name, v.stage, v.examples)
+        assert all(e.examples == 3 for e in v.evidence.values())
+        assert v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+        assert v.reason.startswith("not run: stopped by SIGINT before its search of stage(s) quantized finished")
     assert not (tmp_path / "workers" / "001-stage-quantized.result.json").exists()
+    assert (tmp_path / "workers" / "001-stage-quantized.partial.json").is_file()
     assert not processes_mentioning(str(tmp_path / "workers")), "a stage worker outlived the stop"
 
 

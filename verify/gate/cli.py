@@ -6,9 +6,12 @@
     python -m verify infer REF [--examples N] [--stage STAGE] [--json FILE]
 
 REF is `package.module:Class` or `path/to/file.py:Class`. Exit status of `gate`: 0 if no checked
-pass is unsound or errored (sound, unexercised and untested passes are listed), 1 if any is,
-2 for bad usage (bad pass references included, before any work), 128 + the signal when stopped
-by SIGINT/SIGTERM (the verdicts finished by then are still written).
+pass is unsound or errored (sound, unexercised and untested passes are listed), 1 if any is
+(a pass whose check did not start within --max-seconds is an error), 2 for bad usage (every
+argument, bad pass references included, refused with one line before any work), 128 + the
+signal when stopped by SIGINT/SIGTERM. An incomplete run is never green: every pass whose check
+did not finish is an `error` in the reports ("not run: stopped by SIGTERM ...", a JUnit error;
+the JSON's `ok` is false), next to the verdicts that finished.
 
 Each `--pass` check, and in a registry run each stage's search (which checks every pass the
 stage's pipeline invokes at once) and each direct check, runs in a worker process
@@ -26,8 +29,10 @@ from collections import Counter
 from pathlib import Path
 
 from verify.report import atomic, junit
+from verify.output_paths import check_output_folder
+from verify.usage import UsageError
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, count
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, Unfinished, count
 from verify.report.verdict import Feature, GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
@@ -40,6 +45,7 @@ DEFAULT_REGISTRY_EXAMPLES = 60  # graphs per stage, each checks every annotated 
 DEFAULT_TOP_UP_SECONDS = 180.0  # per stage, for the passes still short of evidence
 DEFAULT_STAGES = ("edge-fp", "quantized", "ethos-u55", "ethos-u85")
 DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
+DEFAULT_OUT = Path("verify-out") / "gate"
 
 
 def add_parsers(sub) -> None:
@@ -79,8 +85,8 @@ def add_parsers(sub) -> None:
                            "runs; the stage searches run -j at a time, so each gets the rest divided by "
                            "the rounds of -j searches (4 stages, -j 2: half of it each; -j 1: a quarter), "
                            "counted from its own start and never past the direct runs' sixth; graphs past "
-                           "it are not drawn; passes whose check has not started by then are reported "
-                           "unexercised, not run (default: none)")
+                           "it are not drawn; a pass whose check (a stage search or its own) has not started "
+                           "by then is an error, 'not started' (default: none)")
     gate.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                       help="workers at once: --pass checks, or a registry run's stage searches and then "
                            "its direct checks, each in a worker process; default: 2 or the CPU count, "
@@ -125,24 +131,75 @@ def _resolve_all(refs):
         try:
             out.append((ref, gp.resolve_pass(ref)))
         except gp.PassRefError as exc:
-            raise SystemExit(f"verify gate: {exc}") from None
+            raise UsageError(str(exc)) from None
     return out
 
 
-def _ops(text):
-    if not text:
+def _ops(text: str | None) -> list[str] | None:
+    """The vocabulary ops of `--ops`, checked (UsageError: exit 2 before any work)."""
+    if text is None:
         return None
     from generators.random import ops_in_vocabulary
 
     ops = [o.strip() for o in text.split(",") if o.strip()]
+    if not ops:
+        raise UsageError("--ops names no op")
     unknown = [o for o in ops if o not in ops_in_vocabulary()]
     if unknown:
-        raise SystemExit(f"verify: unknown vocabulary op(s) {', '.join(unknown)}; "
+        raise UsageError(f"unknown vocabulary op(s) {', '.join(unknown)} in --ops; "
                          f"known: {', '.join(ops_in_vocabulary())}")
     return ops
 
 
-def _gate(args, explicit, out: Path, deadline: float | None):
+def _at_least(value: float | None, least: int, option: str) -> None:
+    """One usage check of a number (None: not given): refused with one line, exit 2."""
+    if value is not None and not value >= least:  # NaN too
+        raise UsageError(f"{option} must be at least {least}, got {value:g}")
+
+
+def _positive(value: float | None, option: str) -> None:
+    if value is not None and not value > 0:
+        raise UsageError(f"{option} must be positive, got {value:g}")
+
+
+def check_gate_usage(args) -> list[str] | None:
+    """Every gate argument that can be wrong, checked before any work (UsageError: one line,
+    exit 2): numbers out of range, unknown ops, combinations that contradict each other, output
+    paths that cannot be written, a --replay file that does not exist. Returns the --ops list.
+    --pass references are resolved next, then --out is checked (cmd_gate), also before any
+    work; --stage is argparse's (a choice)."""
+    from verify.output_paths import check_output_file
+
+    _at_least(args.examples, 1, "--examples")
+    _at_least(args.min_evidence, 1, "--min-evidence")
+    _positive(args.max_seconds, "--max-seconds")
+    _at_least(args.jobs, 1, "-j")
+    _positive(args.pass_timeout, "--pass-timeout")
+    _at_least(args.top_up, 0, "--top-up")
+    _at_least(args.top_up_seconds, 0, "--top-up-seconds")
+    _at_least(args.direct_examples, 0, "--direct-examples")
+    _at_least(args.max_ops, 1, "--max-ops")
+    _at_least(args.shrink_seconds, 0, "--shrink-seconds")
+    # --seed: any integer is a Hypothesis seed (argparse refuses the rest, exit 2)
+    if args.passes and args.stage and len(set(args.stage)) > 1:
+        raise UsageError("--pass runs one stage: give one --stage")
+    if args.since_gated and args.changed_since:
+        raise UsageError("--since-gated and --changed-since name two different bases")
+    if args.record_gated and args.passes:
+        raise UsageError("--record-gated needs a registry run (no --pass)")
+    if args.passes and (args.since_gated or args.changed_since):
+        raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
+    if args.replay is not None and not args.replay.is_file():
+        raise UsageError(f"--replay {args.replay}: no such file")
+    ops = _ops(args.ops)
+    if args.json:
+        check_output_file(args.json, "--json")
+    if args.junit:
+        check_output_file(args.junit, "--junit")
+    return ops
+
+
+def _gate(args, explicit, ops: list[str] | None, out: Path, deadline: float | None):
     """Gate the explicit passes, or the registry (all, or what changed): verdicts, or None after a
     usage error. Each pass's own check, and each stage search of a registry run, runs in a
     worker (verify.gate.workers, `args.jobs` at a time); this process only lowers each stage's
@@ -153,7 +210,6 @@ def _gate(args, explicit, out: Path, deadline: float | None):
     from verify.gate import run
     from verify.gate.workers import PassJob, SearchSettings, registry_runner
 
-    ops = _ops(args.ops)
     settings = SearchSettings(args.examples, out, args.seed, args.max_ops, args.shrink_seconds,
                               tuple(ops) if ops is not None else None, args.min_evidence)
     if explicit:
@@ -208,10 +264,12 @@ def _gate(args, explicit, out: Path, deadline: float | None):
 
 def _in_workers(jobs, settings, args, deadline: float | None, what: str):
     """The verdicts of `jobs` checked in workers, in the order of `jobs`: each finished check's
-    verdict; a check not started by `deadline` is `unexercised`, one the stop cut short is left
-    out (the run reports that it was stopped)."""
+    verdict; every other pass an `error` saying why its check did not finish (not started by
+    `deadline`, or stopped): an incomplete check is never green (PassVerdict.not_finished)."""
+    from verify.gate import passes as gp
     from verify.gate import run
     from verify.gate.workers import Ending, gate_in_workers
+    from verify.launcher import stop_signal
 
     if jobs:
         _log.info("gate: %d %spass check(s), %d worker(s) at a time", len(jobs), what, args.jobs)
@@ -220,12 +278,18 @@ def _in_workers(jobs, settings, args, deadline: float | None, what: str):
                                   deadline=deadline):
         if result.ending is Ending.FINISHED:
             verdicts.append(result.verdict)
-        elif result.ending is Ending.NOT_STARTED:
-            v = run.make_verdict(result.job.cls, result.job.ref)
-            v.stage, v.how = result.job.stage, result.job.how or ""
-            v.verdict = GateVerdict.UNEXERCISED
-            v.reason = "not run: the --max-seconds budget was spent before its check started"
-            verdicts.append(v)
+            continue
+        gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
+        v = run.make_verdict(result.job.cls, result.job.ref)
+        v.stage, v.how = result.job.stage, result.job.how or ""
+        if result.ending is Ending.NOT_STARTED:
+            v.not_finished(Unfinished.NOT_STARTED,
+                           "not started: the --max-seconds budget was spent before its check started")
+        else:
+            signum = stop_signal()
+            by = signal.Signals(signum).name if signum is not None else "a stop"
+            v.not_finished(Unfinished.STOPPED, f"not run: stopped by {by} before its check finished")
+        verdicts.append(v)
     return verdicts
 
 
@@ -244,65 +308,34 @@ def cmd_gate(args) -> int:
 
     if args.examples is None:
         args.examples = DEFAULT_PASS_EXAMPLES if args.passes else DEFAULT_REGISTRY_EXAMPLES
-    if args.examples < 1:
-        print("verify gate: --examples must be at least 1", file=sys.stderr)
-        return 2
-    if args.min_evidence < 1:
-        print("verify gate: --min-evidence must be at least 1", file=sys.stderr)
-        return 2
-    if args.max_seconds is not None and args.max_seconds <= 0:
-        print("verify gate: --max-seconds must be positive", file=sys.stderr)
-        return 2
+    ops = check_gate_usage(args)  # UsageError: one line, exit 2, before any work
     if args.jobs is None:
         args.jobs = default_parallel()
-    if args.jobs < 1:
-        print(f"verify gate: -j must be at least 1, got {args.jobs}", file=sys.stderr)
-        return 2
-    # after the argument checks: these import the lowering stack (torch, executorch: seconds)
-    from verify.gate import passes as gp
-    from verify.gate import run
     args.stage_timeout = DEFAULT_STAGE_TIMEOUT if args.pass_timeout is None else args.pass_timeout
     if args.pass_timeout is None:
         args.pass_timeout = DEFAULT_PASS_TIMEOUT
-    if args.pass_timeout <= 0:
-        print("verify gate: --pass-timeout must be positive", file=sys.stderr)
-        return 2
     if args.direct_examples is None:
         args.direct_examples = args.min_evidence + 3
-    if (args.top_up is not None and args.top_up < 0) or args.top_up_seconds < 0 or args.direct_examples < 0:
-        print("verify gate: --top-up, --top-up-seconds and --direct-examples must not be negative", file=sys.stderr)
-        return 2
-    if args.passes and args.stage and len(set(args.stage)) > 1:
-        print("verify gate: --pass runs one stage: give one --stage", file=sys.stderr)
-        return 2
-    if args.since_gated and args.changed_since:
-        print("verify gate: --since-gated and --changed-since name two different bases", file=sys.stderr)
-        return 2
-    if args.record_gated and args.passes:
-        print("verify gate: --record-gated needs a registry run (no --pass)", file=sys.stderr)
-        return 2
+    # after the argument checks: these import the lowering stack (torch, executorch: seconds)
+    from verify.gate import passes as gp
+    from verify.gate import run
     if args.replay is not None:
         try:
             return run.replay(args.replay, args.passes[0] if args.passes else None,
                               args.stage[0] if args.stage else None)
         except (ValueError, OSError, gp.PassRefError) as exc:
-            print(f"verify gate: {exc}", file=sys.stderr)
-            return 2
-    out = args.out or Path("verify-out") / "gate"
-    out.mkdir(parents=True, exist_ok=True)
+            raise UsageError(str(exc)) from None
+    explicit = _resolve_all(args.passes)  # UsageError: exit 2, before any work
+    out = args.out or DEFAULT_OUT
+    check_output_folder(out, "--out")  # UsageError; else the folder exists now
     started = time.perf_counter()
-    try:
-        explicit = _resolve_all(args.passes)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
-        return 2
     deadline = None if args.max_seconds is None else time.monotonic() + args.max_seconds
     # SIGINT/SIGTERM stop the run in order (verify.launcher): every worker's group is killed, no
     # new one starts, the stage searches draw no more graphs; the handlers stay while the reports
     # of what finished are written (a second Ctrl-C must not cut that short).
     with stop_on_signals():
         try:
-            verdicts = _gate(args, explicit, out, deadline)
+            verdicts = _gate(args, explicit, ops, out, deadline)
         finally:
             release_long_lived_heap()
         stopped = stop_signal()
@@ -322,8 +355,10 @@ def cmd_gate(args) -> int:
         if args.junit:
             write_junit(verdicts, args.junit, wall, args.min_evidence)
     if stopped is not None:
-        print(f"verify gate: stopped by {signal.Signals(stopped).name}: workers killed; the {len(verdicts)} "
-              f"verdict(s) finished by then are in the reports (the run is incomplete)", file=sys.stderr)
+        unfinished = sum(v.unfinished is not None for v in verdicts)
+        print(f"verify gate: stopped by {signal.Signals(stopped).name}: workers killed; the reports hold "
+              f"{len(verdicts) - unfinished} finished verdict(s) and {unfinished} pass(es) not finished "
+              f"(errors: the run is incomplete)", file=sys.stderr)
         return 128 + stopped
     ok = all(v.ok for v in verdicts)
     if args.record_gated:
@@ -400,7 +435,8 @@ def unexercised_line(verdicts: list[PassVerdict]) -> str:
 
 def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:
     document = {"run": info, "counts": {k.value: n for k, n in count(verdicts).items()},
-                "passes": [v.to_json() for v in verdicts], "ok": all(v.ok for v in verdicts)}
+                "passes": [v.to_json() for v in verdicts],
+                "ok": all(v.ok for v in verdicts) and info.get("complete", True) is not False}
     atomic.write_text(path, json.dumps(document, indent=1, default=str))
 
 
@@ -443,12 +479,17 @@ def cmd_infer(args) -> int:
     from verify.gate import passes as gp
     from verify.gate.infer import format_report, infer
 
+    _at_least(args.examples, 1, "--examples")
+    _at_least(args.max_ops, 1, "--max-ops")
+    ops = _ops(args.ops)
+    if args.json:
+        from verify.output_paths import check_output_file
+
+        check_output_file(args.json, "--json")
     try:
         cls = gp.resolve_pass(args.ref)
     except gp.PassRefError as exc:
-        print(f"verify infer: {exc}", file=sys.stderr)
-        return 2
-    ops = _ops(args.ops)
+        raise UsageError(str(exc)) from None
     result = infer(cls, examples=args.examples, stage=args.stage, max_ops=args.max_ops, ops=ops)
     print(format_report(result))
     if args.json:

@@ -33,7 +33,7 @@ from verify.gate import passes as gp
 from verify.gate.graphs import form_route, strategy_for
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
 from verify.report.verdict import Feature, GateVerdict, Verdict
 
 
@@ -312,16 +312,28 @@ class StagePlan:
 @dataclass(frozen=True)
 class StageResult:
     """What one stage's search gave: each pass's verdict for this stage alone (not judged), plus
-    the stage's own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`)."""
+    the stage's own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`).
+
+    `unfinished` says the search did not run to its end (stopped, not started by the deadline,
+    or its worker crashed or timed out); `verdicts` then hold the evidence it had gathered so
+    far (a stage worker writes it after every graph: see search_stage's `checkpoint`), and
+    gate_registry turns every pass it searches into an `error` (PassVerdict.not_finished)."""
 
     stage: str
     verdicts: dict[str, PassVerdict]
+    unfinished: Unfinished | None = None
 
 
 # (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
-# (the results of the stages searched, in any order; the verdicts of the direct passes checked)
+# (a result per stage plan, in any order, `unfinished` set where its search did not run to its end;
+#  the verdicts of the direct passes whose check finished)
 RegistryRunner = Callable[[list[StagePlan], list[tuple[str, type]], str, "float | None"],
                           tuple[list[StageResult], dict[str, PassVerdict]]]
+
+# Called by a stage's search after every graph it counted and every pass it classified, with its
+# verdicts so far (the very dict search_stage returns): a stage worker writes them, so that a
+# search cut short (stop, timeout, crash) still hands its evidence to the gate.
+Checkpoint = Callable[[dict[str, PassVerdict]], None]
 
 
 def _stopped() -> bool:
@@ -337,8 +349,10 @@ class _Registry:
     search rounds (each round's Hypothesis seed is the stage's seed plus its number)."""
 
     def __init__(self, classes: dict[str, type], out: Path, seed: int | None, max_ops: int,
-                 shrink_seconds: float, ops: list[str] | None, min_evidence: int) -> None:
+                 shrink_seconds: float, ops: list[str] | None, min_evidence: int,
+                 checkpoint: Checkpoint | None = None) -> None:
         self.classes, self.out, self.seed, self.max_ops = classes, out, seed, max_ops
+        self.checkpoint = checkpoint or (lambda verdicts: None)
         self.shrink_seconds, self.ops, self.min_evidence = shrink_seconds, ops, min_evidence
         self.verdicts = {qn: make_verdict(cls) for qn, cls in classes.items()}
         self.by_name: dict[str, list[str]] = {}
@@ -406,6 +420,7 @@ class _Registry:
                     return
                 counter["n"] += 1
                 self.record(active, o)
+                self.checkpoint(self.verdicts)
                 status = f"DIVERGES at {o.where}" if o.diverged else (
                     "vacuous: " + o.vacuous[:80] if o.vacuous else "same")
                 short = sum(1 for qn in active if self.lacking(qn))
@@ -448,6 +463,7 @@ class _Registry:
                      sorted(self.excluded))
             active.discard(qn)
             self.excluded.add(qn)
+            self.checkpoint(self.verdicts)
         return done
 
 
@@ -482,19 +498,21 @@ def stage_seed(seed: int | None, stage: str) -> int | None:
 
 def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: int = 4,
                  shrink_seconds: float = 300.0, ops: list[str] | None = None,
-                 min_evidence: int = DEFAULT_MIN_EVIDENCE) -> dict[str, PassVerdict]:
+                 min_evidence: int = DEFAULT_MIN_EVIDENCE,
+                 checkpoint: Checkpoint | None = None) -> dict[str, PassVerdict]:
     """One stage's search of a registry run (in a stage worker, or in this process): `plan.examples`
     graphs for every pass in `classes` (the passes the stage's pipeline invokes) at once, then
     the top-up for those still short of `min_evidence`. Returns each pass's verdict for this stage
     alone (not judged: evidence is summed over the stages first, see verdict.merge_stages), plus
     entries for what the stage could not pin on a pass (`<search-error:STAGE...>`,
-    `<unattributed:STAGE>`). `plan.seconds` counts from this call; `plan.not_after` caps it."""
+    `<unattributed:STAGE>`). `plan.seconds` counts from this call; `plan.not_after` caps it.
+    `checkpoint(verdicts)` is called with the verdicts so far after every graph counted."""
     from fastpass.annotations import lookup
 
     from verify.gate.graphs import vocabulary_split
 
     stage = plan.stage
-    reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence)
+    reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence, checkpoint)
     active = set(classes)
     for v in reg.verdicts.values():
         v.how, v.stage = "batch", stage
@@ -597,9 +615,13 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     from its own start and capped so no stage runs into the direct runs' reserve; graphs past a
     deadline are not lowered, so a pass may end `unexercised`.
 
-    When the run is stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals),
-    no graph is lowered any more and the verdicts so far are returned, without the passes no
-    graph was lowered for and the direct ones that did not finish."""
+    An incomplete check is never green (PassVerdict.not_finished: `error`): when the run is
+    stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals) no graph is lowered
+    any more, and every pass whose check had not finished -- a stage search cut short or never
+    started, a direct check not run -- is an error saying so ("not run: stopped by SIGTERM ...");
+    so is each pass a stage search or direct check never reached by --max-seconds ("not
+    started: ...") and each pass of a stage whose worker crashed or timed out. The evidence the
+    cut-short searches had gathered is kept in those verdicts."""
     top_up = examples if top_up is None else top_up
     run_deadline = None if max_seconds is None else time.monotonic() + max_seconds
     invoked_by = {stage: check.pipeline_pass_names(check.target_for(stage)) for stage in stages}
@@ -630,15 +652,19 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         results = []
         for plan in plans:
             if _stopped():
-                break
-            results.append(StageResult(plan.stage, search_stage(
-                plan, {qn: classes[qn] for qn in plan.passes}, out, max_ops, shrink_seconds, ops, min_evidence)))
+                results.append(StageResult(plan.stage, {}, Unfinished.STOPPED))
+                continue
+            verdicts = search_stage(plan, {qn: classes[qn] for qn in plan.passes}, out, max_ops, shrink_seconds,
+                                    ops, min_evidence)
+            results.append(StageResult(plan.stage, verdicts, Unfinished.STOPPED if _stopped() else None))
         done: dict[str, PassVerdict] = {}
         for qn, cls in items:
             if _stopped() or (deadline is not None and time.monotonic() > deadline):
                 break
-            done[qn] = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
-                                 shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+            v = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
+                          shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+            if not _stopped():  # a check the stop cut short is not finished
+                done[qn] = v
         return results, done
 
     results, direct = (runner or in_process)(plans, untried, direct_stage, run_deadline)
@@ -647,22 +673,22 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                                  sorted(results, key=lambda r: order[r.stage]))
     verdicts = {qn: merged.get(qn) or base[qn] for qn in classes}
     verdicts.update((key, v) for key, v in merged.items() if key not in classes)
-    searched_by = {qn for r in results for qn in r.verdicts}
-    for qn in tested - searched_by:
-        if not _stopped():  # stopped: not reported at all (below)
-            verdicts[qn].verdict = GateVerdict.UNEXERCISED
-            verdicts[qn].reason = ("no stage search returned evidence for it: its stages' workers failed "
-                                   "(see their error entries) or had not started by --max-seconds")
+    # passes a stage's pipeline invokes: finished only if every stage that searches them finished
+    ended = {r.stage: r.unfinished for r in results}
+    for qn in tested:
+        cut = [(stage, ended[stage] if stage in ended else _missing()) for stage in searching
+               if qn in searched[stage] and (stage not in ended or ended[stage] is not None)]
+        if cut:
+            why = cut[0][1]
+            verdicts[qn].not_finished(why, _unfinished_reason(why, "its search of stage(s) "
+                                                          + ", ".join(stage for stage, _ in cut)))
     # passes no stage's pipeline invokes: their direct runs (each alone, in workers: see runner)
     for qn, _cls in untried:
         v = direct.get(qn)
         if v is None:
-            if _stopped():  # stopped before its verdict: not reported (the run says it was stopped)
-                del verdicts[qn]
-                continue
-            v = verdicts[qn]
-            v.verdict = GateVerdict.UNEXERCISED
-            v.reason = f"not invoked by the {pipelines} pipelines; its direct run was not reached (--max-seconds)"
+            why = _missing()
+            verdicts[qn].not_finished(why, _unfinished_reason(why, f"its direct run (not invoked by the "
+                                                                   f"{pipelines} pipelines)"))
             continue
         if v.verdict is GateVerdict.ERROR and v.every_example_vacuous:
             v.verdict = GateVerdict.UNTESTED
@@ -671,12 +697,29 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         elif v.verdict is GateVerdict.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         verdicts[qn] = v
-    if _stopped():  # a pass no graph was lowered for before the stop was not checked: not reported
-        verdicts = {qn: v for qn, v in verdicts.items()
-                    if not (v.verdict is GateVerdict.SOUND and v.examples == 0)}
     for v in verdicts.values():
         v.judge(min_evidence)
     return list(verdicts.values())
+
+
+def _missing() -> Unfinished:
+    """Why a check gave no result at all: the run was stopped, or else the deadline came first."""
+    return Unfinished.STOPPED if _stopped() else Unfinished.NOT_STARTED
+
+
+def _unfinished_reason(why: Unfinished, what: str) -> str:
+    """The reason of a pass whose check did not finish (`what`: which part of it)."""
+    from verify.launcher import stop_signal
+
+    if why is Unfinished.STOPPED:
+        import signal
+
+        signum = stop_signal()
+        by = signal.Signals(signum).name if signum is not None else "a stop"
+        return f"not run: stopped by {by} before {what} finished (evidence so far kept)"
+    if why is Unfinished.NOT_STARTED:
+        return f"not started: the --max-seconds budget was spent before {what} started"
+    return f"not finished: {what} ended without a result (worker crash or timeout: see the stage's error entry)"
 
 
 def _first_vacuous_reason(v: PassVerdict) -> str:

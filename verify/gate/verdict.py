@@ -13,11 +13,25 @@ JSON and the JUnit properties, so a reader sees what each "sound" rests on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from verify.report.verdict import Feature, GateVerdict
 
 DEFAULT_MIN_EVIDENCE = 5
+
+
+class Unfinished(str, Enum):
+    """Why a pass's check did not finish. An incomplete check is never green: the pass is then an
+    `error` (PassVerdict.not_finished), whatever the evidence gathered before, because the graphs
+    it would still have lowered are exactly the ones that could have shown it unsound."""
+
+    STOPPED = "stopped"  # SIGINT/SIGTERM before its check (or one of its stage searches) finished
+    NOT_STARTED = "not-started"  # the --max-seconds budget was spent before its check started
+    CUT_SHORT = "cut-short"  # one of its stage searches ended without a result (worker crash or timeout)
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass
@@ -175,6 +189,7 @@ class PassVerdict:
     waived: dict[Feature, str] = field(default_factory=dict)
     modes: dict = field(default_factory=dict)  # per feature: the search's own record (diverged, detail)
     seconds: float = 0.0
+    unfinished: Unfinished | None = None  # set when its check did not finish (then `error`)
 
     @property
     def ok(self) -> bool:
@@ -186,6 +201,17 @@ class PassVerdict:
         """Did every search (one per feature) find only examples that could not test anything
         (each search notes it in its `modes` record)?"""
         return bool(self.modes) and all(m.get("note") for m in self.modes.values())
+
+    def not_finished(self, why: Unfinished, reason: str) -> None:
+        """Its check did not finish (`why`, told in `reason`): `error`, so that neither CI nor
+        `--record-gated` takes an interrupted or budget-cut check for a proof. The evidence so far
+        stays (the table, JSON and JUnit properties show it); a failing verdict found before
+        (unsound, with its reproducer) stands, and the reason adds why the rest was not run."""
+        self.unfinished = why
+        if self.verdict.fails:
+            self.reason = f"{self.reason}; {reason}" if self.reason else reason
+            return
+        self.verdict, self.reason = GateVerdict.ERROR, reason
 
     def evidence_for(self, feature: Feature) -> Evidence:
         if feature not in self.evidence:
@@ -245,7 +271,8 @@ class PassVerdict:
                 "copied_nodes": self.copied_nodes, "examples_with_evidence": self.examples_with_evidence,
                 "evidence": {f.value: e.to_json() for f, e in self.evidence.items()},
                 "waived": {f.value: why for f, why in self.waived.items()},
-                "modes": self.modes, "seconds": self.seconds}
+                "modes": self.modes, "seconds": self.seconds,
+                "unfinished": self.unfinished.value if self.unfinished is not None else None}
 
     @classmethod
     def from_json(cls, data: dict) -> "PassVerdict":
@@ -256,7 +283,8 @@ class PassVerdict:
                    examples=data["examples"],
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
-                   seconds=data["seconds"])
+                   seconds=data["seconds"],
+                   unfinished=Unfinished(data["unfinished"]) if data.get("unfinished") else None)
 
 
 def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:

@@ -7,7 +7,9 @@ log file, timeout, killed with the gate). The job is one of two kinds:
   (`PassVerdict.to_json`) to the job's `result` path;
 - `stage`: one stage's search of a registry run, `verify.gate.run.search_stage`; written as
   `{"stage": ..., "verdicts": {key: PassVerdict.to_json()}}` (each pass's verdict for this
-  stage alone, plus the stage's own error entries).
+  stage alone, plus the stage's own error entries), and in the same form, after every graph,
+  to the job's `partial` path: the evidence so far, which the gate keeps when this worker is
+  killed (stop, timeout) or dies before its result.
 
 Either is the same search and verdict as in-process; the parent rebuilds the dataclasses with
 `PassVerdict.from_json`. A worker that dies before writing its result leaves the parent to give
@@ -93,10 +95,17 @@ def run_stage_job(job: dict) -> None:
     not_after = None if job["not_after_in"] is None else time.monotonic() + job["not_after_in"]
     plan = run.StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
                          job["seconds"], not_after, job["seed"])
+    def document(verdicts: dict) -> str:
+        return json.dumps({"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}},
+                          default=str)
+
+    # After every graph: the evidence so far, for the gate to keep if this worker is killed (a stop,
+    # its timeout) or dies before its result. Atomic, so whenever it is killed the last one is whole.
+    partial = Path(job["partial"]) if job.get("partial") else None
+    checkpoint = None if partial is None else (lambda verdicts: write_text(partial, document(verdicts)))
     verdicts = run.search_stage(plan, classes, Path(job["out"]), job["max_ops"], job["shrink_seconds"],
-                                job["ops"], job["min_evidence"])
-    document = {"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}}
-    write_text(Path(job["result"]), json.dumps(document, indent=1, default=str))
+                                job["ops"], job["min_evidence"], checkpoint=checkpoint)
+    write_text(Path(job["result"]), document(verdicts))
 
 
 def main(job_path: str) -> None:

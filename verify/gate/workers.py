@@ -16,7 +16,11 @@ group, pinned hash seed, log file, timeout, killed on stop), and:
   and the JSON do not depend on -j;
 - a job not started when the run's deadline (`--max-seconds`) has passed is `NOT_STARTED`;
   when the run is stopped (SIGINT/SIGTERM: verify.launcher.stop_all kills every worker's
-  group) the unfinished ones are `STOPPED` and the finished verdicts are kept.
+  group) the unfinished ones are `STOPPED` and the finished verdicts are kept. The callers
+  turn every pass of an unfinished job into an `error` (verdict.PassVerdict.not_finished);
+- a stage worker writes its verdicts so far after every graph (`<job>.partial.json`, atomically:
+  a worker killed at any moment leaves the last complete one), so a stage search cut short by a
+  stop, its timeout or a crash still hands over the evidence it had gathered.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
-from verify.gate.verdict import PassVerdict
+from verify.gate.verdict import PassVerdict, Unfinished
 from verify.launcher import RunStopped, WorkerTimeout, launch, stop_signal
 from verify.report.atomic import write_text
 from verify.report.verdict import GateVerdict
@@ -104,7 +108,9 @@ class PassRun:
 class StageRun:
     job: StageJob
     ending: Ending
-    result: StageResult | None = None  # set when FINISHED (a crash or timeout: its error entry only)
+    # set when FINISHED (a crash or timeout: its error entry and the evidence it had written) or
+    # STOPPED (the evidence the worker had written by then)
+    result: StageResult | None = None
     wall_seconds: float = 0.0
 
 
@@ -134,11 +140,14 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
         start = time.perf_counter()
         try:
             if isinstance(job, StageJob):
-                found = _run_stage(job, settings, folder / f"{index:03d}-stage-{job.plan.stage}",
-                                   stage_timeout or pass_timeout, log_level)
+                base = folder / f"{index:03d}-stage-{job.plan.stage}"
+                found = _run_stage(job, settings, base, stage_timeout or pass_timeout, log_level)
             else:
                 found = _run_one(job, settings, folder / f"{index:03d}-{job.cls.__name__}", pass_timeout, log_level)
         except RunStopped:
+            if isinstance(job, StageJob):
+                return StageRun(job, Ending.STOPPED, _partial_result(job, base, Unfinished.STOPPED),
+                                time.perf_counter() - start)
             return kind(job, Ending.STOPPED)
         result = kind(job, Ending.FINISHED, found, time.perf_counter() - start)
         with lock:
@@ -154,15 +163,18 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
 def registry_runner(classes: dict[str, type], settings: SearchSettings, *, parallel: int, pass_timeout: float,
                     stage_timeout: float | None = None) -> RegistryRunner:
     """run.gate_registry's runner for workers: the stage searches first, then the direct checks
-    (`settings.examples` graphs per feature), in one pool of `parallel` workers. A stage or a
-    direct check not started by the run's deadline, or cut short by a stop, gives no result
-    (gate_registry says so per pass)."""
+    (`settings.examples` graphs per feature), in one pool of `parallel` workers. Every stage
+    gives a result, `unfinished` where its search did not run to its end (with the evidence its
+    worker had written); a direct check not started by the run's deadline, or cut short by a
+    stop, gives none (gate_registry makes each such pass an `error` saying why)."""
 
     def ref_of(cls: type) -> str:
         return f"{cls.__module__}:{cls.__qualname__}"
 
     def runner(plans: list[StagePlan], items: list[tuple[str, type]], direct_stage: str,
                deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
+        from verify.gate.run import StageResult
+
         jobs: list[PassJob | StageJob] = [StageJob(plan, tuple((qn, ref_of(classes[qn])) for qn in plan.passes))
                                           for plan in plans]
         jobs += [PassJob(cls, ref_of(cls), direct_stage, "direct") for _qn, cls in items]
@@ -172,7 +184,10 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
         runs = gate_in_workers(jobs, settings, parallel=parallel, pass_timeout=pass_timeout,
                                stage_timeout=stage_timeout, deadline=deadline)
         finished = [r.ending is Ending.FINISHED for r in runs]
-        results = [r.result for r, done in zip(runs, finished) if done and isinstance(r, StageRun)]
+        results = [r.result if r.result is not None else
+                   StageResult(r.job.plan.stage, {}, Unfinished.STOPPED if r.ending is Ending.STOPPED
+                               else Unfinished.NOT_STARTED)
+                   for r in runs if isinstance(r, StageRun)]
         direct = {qn: r.verdict for (qn, _cls), r, done in zip(items, runs[len(plans):], finished[len(plans):])
                   if done}
         return results, direct
@@ -209,11 +224,11 @@ def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: in
     """Write the job, launch `verify.gate.worker` on it with its records relayed, and read the
     result it wrote (JSON). Raises RunStopped."""
     paths = {kind: base.with_name(f"{base.name}.{kind}") for kind in ("job.json", "log", "events.jsonl",
-                                                                      "result.json")}
-    for stale in (paths["events.jsonl"], paths["result.json"]):  # an earlier run's, in a reused --out
-        stale.unlink(missing_ok=True)
+                                                                      "result.json", "partial.json")}
+    for stale in (paths["events.jsonl"], paths["result.json"], paths["partial.json"]):  # an earlier
+        stale.unlink(missing_ok=True)                                                  # run's (reused --out)
     job_document = dict(job_document, log_level=log_level, events=str(paths["events.jsonl"]),
-                        result=str(paths["result.json"]))
+                        result=str(paths["result.json"]), partial=str(paths["partial.json"]))
     write_text(paths["job.json"], json.dumps(job_document, indent=1))
     start = time.perf_counter()
     try:
@@ -269,17 +284,42 @@ def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: flo
                               base, timeout, log_level)
     if launched.document is not None:
         try:
-            document = launched.document
-            return StageResult(document["stage"], {key: PassVerdict.from_json(v)
-                                                   for key, v in document["verdicts"].items()})
+            return StageResult(plan.stage, _stage_verdicts(launched.document))
         except (ValueError, KeyError, TypeError) as exc:
             launched = _Launched(None, f"<worker-crash: exit 0>: unreadable result {base.name}.result.json: "
                                        f"{type(exc).__name__}: {exc}", launched.seconds)
     kind = "worker-timeout" if launched.timed_out else "worker-crash"
+    partial = _partial_result(job, base, Unfinished.CUT_SHORT)
+    searched = sum(1 for key in partial.verdicts if not key.startswith("<"))
+    kept = (f"the evidence it had written for {searched} of its {len(plan.passes)} pass(es) is kept"
+            if searched else f"it gave no evidence for its {len(plan.passes)} pass(es)")
     error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", GateVerdict.ERROR,
-                        f"{launched.failure[:400]}; the search of stage {plan.stage} gave no evidence for its "
-                        f"{len(plan.passes)} pass(es)", "batch", plan.stage, seconds=launched.seconds)
-    return StageResult(plan.stage, {f"<{kind}:{plan.stage}>": error})
+                        f"{launched.failure[:400]}; the search of stage {plan.stage} did not finish: {kept}",
+                        "batch", plan.stage, seconds=launched.seconds)
+    return StageResult(plan.stage, {**partial.verdicts, f"<{kind}:{plan.stage}>": error}, Unfinished.CUT_SHORT)
+
+
+def _stage_verdicts(document: dict) -> dict[str, PassVerdict]:
+    """A stage worker's document (result or partial): its verdicts, rebuilt."""
+    return {key: PassVerdict.from_json(v) for key, v in document["verdicts"].items()}
+
+
+def _partial_result(job: StageJob, base: Path, why: Unfinished) -> StageResult:
+    """What a stage worker that did not finish had written so far (`<job>.partial.json`, after
+    every graph it counted), as an unfinished result; no verdicts if it wrote none (it was
+    stopped before its first graph) or the file cannot be read."""
+    from verify.gate.run import StageResult
+
+    path = base.with_name(f"{base.name}.partial.json")
+    try:
+        verdicts = _stage_verdicts(json.loads(path.read_text()))
+    except FileNotFoundError:
+        verdicts = {}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("gate: stage %s: its evidence so far is unreadable (%s: %s)", job.plan.stage,
+                    type(exc).__name__, exc)
+        verdicts = {}
+    return StageResult(job.plan.stage, verdicts, why)
 
 
 def _error(job: PassJob, reason: str, seconds: float) -> PassVerdict:
