@@ -4,7 +4,8 @@ Public surface::
 
     GraphSpec, OpRecord             # frozen JSON-able DAG description; .build(), .to_python()
     graphs(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> GraphSpec
-    graphs_toward(routes, max_ops)  # the same, most of them holding some of `routes` (reach.py)
+    graphs_toward(routes, max_ops, ops)  # the same, most of them holding some of `routes` (reach.py)
+    graphs_linked(first, then, link, ops, max_ops)  # a `then` node fed by (Link.FEEDS) or beside a `first` one
     route_share(routes, shard, shards)  # the routes one shard of a campaign aims at
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
@@ -14,14 +15,17 @@ Public surface::
 
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
-from ._strategy import GeneratorBug, graphs, graphs_toward, interpret, models, ops_in_vocabulary, route_share
+from ._strategy import (GeneratorBug, Link, graphs, graphs_linked, graphs_toward, interpret, models,
+                        ops_in_vocabulary, route_share)
 
 __all__ = [
     "GeneratorBug",
     "GraphSpec",
+    "Link",
     "OpRecord",
     "check_buildable",
     "graphs",
+    "graphs_linked",
     "graphs_toward",
     "interpret",
     "models",

@@ -11,6 +11,8 @@ nothing is ever filtered (no ``assume``).
 
 from __future__ import annotations
 
+from enum import Enum
+
 from hypothesis import strategies as st
 
 from . import _ops
@@ -70,42 +72,73 @@ def _input_shapes(draw, max_inputs=2):
     return (x0, (d, a, b))
 
 
+class _Builder:
+    """The pool of values a graph grows gene by gene (what `interpret` does in one go), open so
+    that a strategy can ask which values a gene's selector can pick before choosing it
+    (`graphs_linked`: a node fed by a given node, or beside it)."""
+
+    def __init__(self, input_shapes) -> None:
+        self.pool = [tuple(s) for s in input_shapes]
+        self.tainted = [False] * len(self.pool)  # see _ops.TAINT_SOURCES: works around a stock ARM crash
+        self.n_in = len(self.pool)
+        self.consumed: set[int] = set()
+        self.records: list[OpRecord] = []
+
+    def candidates(self, name) -> list[int]:
+        """The value ids op `name`'s selector chooses among (``sel % len``), most recent first."""
+        d = _ops.REGISTRY[name]
+        avoid_direct = _ops.AVOID_DIRECT_PRODUCERS.get(name, ())
+        return [i for i in reversed(range(len(self.pool)))
+                if d.accepts(self.pool[i]) and not (self.tainted[i] and d.avoids_table_taint)
+                and not (i >= self.n_in and self.records[i - self.n_in].op in avoid_direct)]
+
+    def add(self, name, sel, par) -> int:
+        """Interpret one gene; returns the value id of its output."""
+        d = _ops.REGISTRY[name]
+        cands = self.candidates(name)
+        if not cands:  # unreachable if every op accepts x0 (tested); keep a loud failure
+            raise GeneratorBug(f"op {name!r} accepts no value in pool {self.pool}")
+        primary = cands[sel % len(cands)]
+        excluded = (frozenset(i for i, t in enumerate(self.tainted) if t) if d.avoids_table_taint
+                    else frozenset())
+        ctx = _ops._Ctx(self.pool, primary, sel // len(cands), par, excluded)
+        params, partners, out = d.instantiate(ctx)
+        out = tuple(out)
+        if not _ops._fits(out):
+            raise GeneratorBug(f"op {name!r} on {self.pool[primary]} produced out-of-bounds shape {out} ({params})")
+        inputs = [primary] + list(partners)
+        self.consumed.update(inputs)
+        self.records.append(OpRecord.make(name, inputs, params, out))
+        self.pool.append(out)
+        self.tainted.append(name in _ops.TAINT_SOURCES
+                            or (name not in _ops.TAINT_CLEARERS and any(self.tainted[i] for i in inputs)))
+        return len(self.pool) - 1
+
+    def downstream_of(self, vid: int) -> set[int]:
+        """`vid` and every value computed from it so far."""
+        out = {vid}
+        for k, rec in enumerate(self.records):
+            if set(rec.inputs) & out:
+                out.add(self.n_in + k)
+        return out
+
+    def spec(self, seed=0) -> GraphSpec:
+        outputs = tuple(i for i in range(self.n_in, len(self.pool)) if i not in self.consumed)
+        spec = GraphSpec(tuple(self.pool[:self.n_in]), tuple(self.records), outputs, seed)
+        spec.validate()
+        return spec
+
+
 def interpret(input_shapes, genes, seed=0) -> GraphSpec:
     """Turn genes ``[(op_name, sel, par), ...]`` (sel, par: ints >= 0) into a GraphSpec.
 
     Deterministic; valid for any genes over vocabulary ops (``sel`` picks inputs among
     compatible values, most recent first; ``par`` picks params, simplest first).
     """
-    pool = [tuple(s) for s in input_shapes]
-    tainted = [False] * len(pool)  # see _ops.TAINT_SOURCES: works around a stock ARM crash
-    n_in = len(pool)
-    consumed = set()
-    records = []
+    builder = _Builder(input_shapes)
     for name, sel, par in genes:
-        d = _ops.REGISTRY[name]
-        avoid_direct = _ops.AVOID_DIRECT_PRODUCERS.get(name, ())
-        cands = [i for i in reversed(range(len(pool)))
-                 if d.accepts(pool[i]) and not (tainted[i] and d.avoids_table_taint)
-                 and not (i >= n_in and records[i - n_in].op in avoid_direct)]
-        if not cands:  # unreachable if every op accepts x0 (tested); keep a loud failure
-            raise GeneratorBug(f"op {name!r} accepts no value in pool {pool}")
-        primary = cands[sel % len(cands)]
-        excluded = frozenset(i for i, t in enumerate(tainted) if t) if d.avoids_table_taint else frozenset()
-        ctx = _ops._Ctx(pool, primary, sel // len(cands), par, excluded)
-        params, partners, out = d.instantiate(ctx)
-        out = tuple(out)
-        if not _ops._fits(out):
-            raise GeneratorBug(f"op {name!r} on {pool[primary]} produced out-of-bounds shape {out} ({params})")
-        inputs = [primary] + list(partners)
-        consumed.update(inputs)
-        records.append(OpRecord.make(name, inputs, params, out))
-        pool.append(out)
-        tainted.append(name in _ops.TAINT_SOURCES
-                       or (name not in _ops.TAINT_CLEARERS and any(tainted[i] for i in inputs)))
-    outputs = tuple(i for i in range(n_in, len(pool)) if i not in consumed)
-    spec = GraphSpec(tuple(tuple(s) for s in input_shapes), tuple(records), outputs, seed)
-    spec.validate()
-    return spec
+        builder.add(name, sel, par)
+    return builder.spec(seed)
 
 
 def _check_ops(ops):
@@ -152,6 +185,65 @@ def graphs(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
     return _graphs()
 
 
+class Link(Enum):
+    """How the two nodes `graphs_linked` places relate."""
+
+    FEEDS = "feeds"  # the second node takes the first node's output (its primary input)
+    BESIDE = "beside"  # the second node's primary input is neither the first node nor computed from it
+
+
+def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_inputs: int = 2):
+    """Strategy for GraphSpecs holding a node of one of the ``first`` ops and, after it, a node of
+    one of the ``then`` ops related to it by ``link``; up to ``max_ops - 2`` other ops (from
+    ``ops``, default all) go before the first node, between the two, or after both.
+
+    Why: a relation between two particular ops (an op fed by another) is what plain draws leave
+    to chance: the second node must come later *and* its selector must pick the first node's
+    value among every compatible one. Here the second node's selector is chosen from the values
+    its op can take (``sel % len(candidates)`` picks exactly the wanted one), so the relation
+    holds whenever the second op can take the value at all (else the nearest value that keeps
+    it: one computed from the first node for FEEDS, any other for BESIDE). Shrinking heads to
+    the two nodes alone.
+    """
+    first, then, others = _check_ops(first), _check_ops(then), _check_ops(ops)
+    if max_ops < 2:
+        raise ValueError(f"graphs_linked needs max_ops >= 2, got {max_ops}")
+    if not isinstance(link, Link):
+        raise ValueError(f"link must be a Link, got {link!r}")
+    shapes = _input_shapes(max_inputs)
+    gene = st.tuples(st.sampled_from(others), _SEL, _PAR)
+
+    @st.composite
+    def linked(draw):
+        ins = draw(shapes)
+        head = draw(st.tuples(st.sampled_from(first), _SEL, _PAR))
+        tail, pick, rounds, par = (draw(st.sampled_from(then)), draw(_SEL), draw(_SEL), draw(_PAR))
+        # each other op: 0 before the first node, 1 between the two, 2 after both
+        extras = [(draw(st.integers(0, 2)), draw(gene)) for _ in range(draw(st.integers(0, max_ops - 2)))]
+        builder = _Builder(ins)
+        for place, (name, sel, p) in extras:
+            if place == 0:
+                builder.add(name, sel, p)
+        anchor = builder.add(*head)
+        for place, (name, sel, p) in extras:
+            if place == 1:
+                builder.add(name, sel, p)
+        cands = builder.candidates(tail)
+        below = builder.downstream_of(anchor)
+        if link is Link.FEEDS:
+            wanted = [anchor] if anchor in cands else [c for c in cands if c in below]
+        else:
+            wanted = [c for c in cands if c not in below]
+        chosen = (wanted or cands)[pick % len(wanted or cands)]
+        builder.add(tail, cands.index(chosen) + len(cands) * rounds, par)
+        for place, (name, sel, p) in extras:
+            if place == 2:
+                builder.add(name, sel, p)
+        return builder.spec(draw(st.integers(0, 2**16 - 1)))
+
+    return linked()
+
+
 def models(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
     """Strategy for ``(torch.nn.Module, example_inputs)`` built from ``graphs(...)``."""
     return graphs(min_ops, max_ops, ops, max_inputs).map(lambda spec: spec.build())
@@ -162,9 +254,10 @@ _FOCUS_ROUTES = 6  # routes one focused graph may combine (a shard's share is ab
 _KEEP_ODDS = 3  # a focused graph keeps each of them unless a draw in 0..3 is 0
 
 
-def _distinct_routes(routes, float_target: bool = False) -> list[tuple[str, ...]]:
-    """`routes` restricted to the ops a graph may draw, deduplicated, in a fixed (sorted) order."""
-    names = _check_ops(None)
+def _distinct_routes(routes, float_target: bool = False, ops=None) -> list[tuple[str, ...]]:
+    """`routes` restricted to the ops a graph may draw (within `ops`, if given), deduplicated, in a
+    fixed (sorted) order."""
+    names = _check_ops(ops)
     routable = set(names) | (set(_ops.FLOAT_ONLY) if float_target else set())
     return sorted({tuple(op for op in r if op in routable) for r in routes} - {()})
 
@@ -188,7 +281,7 @@ def route_share(routes, shard: int = 0, shards: int = 1, float_target: bool = Fa
     return distinct[shard::shards]
 
 
-def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: bool = False):
+def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: bool = False, ops=None):
     """Graphs in which some of ``routes`` (vocabulary-op tuples, one per pass to reach) are drawn:
     some draws are plain ``graphs(...)``, most take up to six routes in a row (of the sorted
     routes, from a drawn start), keep each with odds 3 in 4, and draw a graph holding one op of
@@ -199,11 +292,13 @@ def graphs_toward(routes, max_ops: int = 40, max_inputs: int = 2, float_target: 
     presents (acosh, index_put, unfold) gets as many graphs as one that forty ops reach, where
     plain draws over the whole vocabulary would give it one graph in dozens.  Shrinking heads to
     one route and no extra op.  ``float_target``: routes may hold the ``_ops.FLOAT_ONLY`` ops.
-    A campaign split into shards passes each shard its ``route_share``.
+    A campaign split into shards passes each shard its ``route_share``. ``ops`` restricts every
+    op drawn, the routes' included (the gate's skip graphs: routes of suspect ops, and no
+    targeted op anywhere).
     """
-    names = _check_ops(None)
-    distinct = _distinct_routes(routes, float_target)
-    plain = graphs(1, max_ops, max_inputs=max_inputs)
+    names = _check_ops(ops)
+    distinct = _distinct_routes(routes, float_target, ops)
+    plain = graphs(1, max_ops, ops=ops, max_inputs=max_inputs)
     if not distinct:
         return plain
     shapes = _input_shapes(max_inputs)

@@ -166,3 +166,46 @@ class TagsInNodeSetOrderWithFaultPass(TagsInNodeSetOrderPass):
     """(h) unsound-copy: as (g), plus tags that stock writes under no node order."""
 
     fastpass_offset = 100
+
+
+EXP = exir_ops.edge.aten.exp.default
+
+
+class RewritesWhatTargetsFeedPass(ExportPass):
+    """(i) unsound-copy, aimed search: declares relu and rewrites neg, but only a neg fed by a relu
+    (neg(relu(x)) -> neg(neg(neg(relu(x))))), the neighbour of what it targets. With copy on, the
+    relu is re-dispatched, its output is metadata-identical, so the neg after it is copied and
+    never reaches call_operator. A neg fed by anything else is left alone, so only a graph in
+    which a targeted node feeds the suspect shows the fault."""
+
+    targeted_ops = (RELU,)
+    skip_sound = False  # the gate must blame copy
+    copy_sound = True
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == NEG and getattr(getattr(args[0], "node", None), "target", None) == RELU:
+            x = super().call_operator(NEG, args, kwargs, meta)
+            x = super().call_operator(NEG, (x,), {}, meta)
+            return super().call_operator(NEG, (x,), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+class RewritesUndeclaredOpPass(ExportPass):
+    """(j) unsound-skip, aimed search: declares relu, but its code also rewrites exp
+    (exp(x) -> neg(neg(exp(x)))), an op named in the code and absent from targeted_ops. On a graph
+    with an exp and no relu fastpass skips the pass, and the exp stays as it was. Only exp
+    presents aten.exp, one vocabulary op in a hundred: skip graphs drawn from the whole
+    vocabulary minus relu hold it in a few per cent of examples."""
+
+    targeted_ops = (RELU,)
+    skip_sound = True
+    copy_sound = False  # the gate must blame skip
+
+    def call_operator(self, op, args, kwargs, meta):
+        if op == RELU:
+            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
+        if op == EXP:
+            x = super().call_operator(EXP, args, kwargs, meta)
+            x = super().call_operator(NEG, (x,), {}, meta)
+            return super().call_operator(NEG, (x,), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)

@@ -1,12 +1,108 @@
-"""Input graphs for the gate, biased per pass: graphs made only of vocabulary ops whose expected
-aten ops meet the pass's targeted ops (the pass acts: exercises copy), graphs with none of them
-(the pass should be a no-op: exercises skip), and unrestricted neighbours mixing both."""
+"""Input graphs for the gate, aimed per pass at what could make its annotation unsound.
+
+A pass's *suspects* are the ops its code names (`passes.ops_named_by`: its class, helpers and
+bases) beyond its targeted ops: an op it may rewrite although its annotation does not say so.
+The graphs drawn (`strategy_for`) meet them on purpose:
+
+* skip: graphs without the targeted ops, most of them holding suspects (`DrawKind.SUSPECT_IN_SKIP`;
+  a fastpass skip there leaves a suspect the pass would have rewritten), and plain ones;
+* copy: graphs with a targeted op and a suspect in each relation, drawn deliberately
+  (`generators.random.graphs_linked`): the suspect fed by the targeted node (fastpass copies
+  exactly that node after re-dispatching the targeted one: its input is metadata-identical),
+  the suspect feeding it, and the two side by side; plus targeted ops behind a cold op, the
+  forms the pass acts on (`form_route`), and unrestricted neighbours (an undeclared op may be
+  named nowhere: a rule by property, a helper the names do not reach).
+
+`Aim.kinds(spec)` says which of these a drawn graph is, read off its structure (not from the
+branch that drew it): the per-pass counts in a gate verdict are what was really drawn."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
 from typing import Iterable
 
 from verify.gate.passes import op_name
+
+
+class DrawKind(str, Enum):
+    """What a drawn graph puts in front of a pass, relative to its targeted ops and suspects."""
+
+    SUSPECT_IN_SKIP = "suspect-in-skip"  # no targeted op, a suspect op: what a skip must not hide
+    TARGETED_TO_SUSPECT = "targeted->suspect"  # a suspect node fed by a targeted node
+    SUSPECT_TO_TARGETED = "suspect->targeted"  # a targeted node fed by a suspect node
+    SUSPECT_BESIDE_TARGETED = "suspect-beside-targeted"  # both, neither computed from the other
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Aim:
+    """One pass's vocabulary, split by what its ops present to the pass: `hit` (a targeted op),
+    `miss` (the others) and `routes` (suspect op name -> the `miss` ops presenting it)."""
+
+    hit: tuple[str, ...]
+    miss: tuple[str, ...]
+    routes: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None) -> "Aim":
+        targeted_ops = list(targeted_ops)
+        hit, miss = vocabulary_split(targeted_ops, universe)
+        routes = suspect_routes(targeted_ops, suspects, miss)
+        return cls(tuple(hit), tuple(miss), {name: tuple(ops) for name, ops in routes.items()})
+
+    @property
+    def suspect_ops(self) -> frozenset[str]:
+        return frozenset(op for ops in self.routes.values() for op in ops)
+
+    def kinds(self, spec) -> frozenset[DrawKind]:
+        """The kinds `spec` is (a graph may be several), from its nodes' ops and edges: a node is
+        targeted if its vocabulary op presents a targeted op, a suspect if it presents a suspect
+        (and no targeted op); "fed by" is a direct input, "beside" neither node upstream of the
+        other."""
+        hit, sus = set(self.hit), self.suspect_ops
+        n_in = spec.n_inputs
+        tag = ["T" if rec.op in hit else "S" if rec.op in sus else "" for rec in spec.ops]
+        upstream: list[set[int]] = []  # op index -> op indices it is computed from
+        for rec in spec.ops:
+            ups = set()
+            for vid in rec.inputs:
+                if vid >= n_in:
+                    ups |= {vid - n_in} | upstream[vid - n_in]
+            upstream.append(ups)
+        targeted = [k for k, t in enumerate(tag) if t == "T"]
+        suspects = [k for k, t in enumerate(tag) if t == "S"]
+        found = set()
+        if suspects and not targeted:
+            found.add(DrawKind.SUSPECT_IN_SKIP)
+        for k in suspects:
+            fed_by = {vid - n_in for vid in spec.ops[k].inputs if vid >= n_in}
+            if any(tag[j] == "T" for j in fed_by):
+                found.add(DrawKind.TARGETED_TO_SUSPECT)
+            if any(t not in upstream[k] and k not in upstream[t] for t in targeted):
+                found.add(DrawKind.SUSPECT_BESIDE_TARGETED)
+        for k in targeted:
+            if any(vid >= n_in and tag[vid - n_in] == "S" for vid in spec.ops[k].inputs):
+                found.add(DrawKind.SUSPECT_TO_TARGETED)
+        return frozenset(found)
+
+    def tally(self, counts: Counter, spec) -> None:
+        """Count `spec`'s kinds into `counts`."""
+        counts.update(self.kinds(spec))
+
+
+# The kinds `strategy_for` draws on purpose, each in branches of its own. A test removes one to
+# show that the toy pass it exists for is then no longer found (tests/test_gate_aim.py).
+AIMED: frozenset[DrawKind] = frozenset(DrawKind)
+
+
+def drawn_counts(counts: Counter) -> dict[str, int]:
+    """A verdict's record of the kinds drawn (JSON): every kind, zero included, so that a reader
+    sees what was never drawn."""
+    return {kind.value: int(counts.get(kind, 0)) for kind in DrawKind}
 
 
 def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = None) -> tuple[list[str], list[str]]:
@@ -57,13 +153,14 @@ def form_route(pass_class: type, universe: Iterable[str] | None = None) -> list[
 
 def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
                  suspects: Iterable[str] = (), forms: Iterable[str] = ()):
-    """Graphs for a pass: only targeted ops; none of them; and neighbours (the targeted ops mixed
-    with a few others). `ops` restricts the vocabulary.
+    """Graphs for a pass (see the module docstring): only targeted ops; none of them, most with
+    suspects; targeted ops behind a cold op; each suspect fed by, feeding and beside a targeted
+    node; the forms the pass acts on; unrestricted neighbours. `ops` restricts the vocabulary.
 
-    `suspects` are op names the pass's code mentions (`passes.ops_named_by`) beyond its
-    targeted ops: graphs of the targeted ops with suspects are drawn for copy too, so that an
-    annotation missing an op the pass rewrites meets that op (the pass would rewrite a node
-    fastpass copies: a divergence the search then finds).
+    `suspects` are op names the pass's code names (`passes.ops_named_by`) beyond its targeted
+    ops: read from the code, not the annotation, so an op dropped from an annotation is still
+    drawn on purpose (the pass would rewrite a node fastpass copies or skips: a divergence the
+    search then finds). Each name gets an equal share of the aimed graphs.
 
     `want` narrows the mix to what a feature needs as evidence: "copy" keeps the branches with
     targeted ops *and* other ops (the pass runs, and has cold nodes to copy), "skip" keeps the
@@ -75,30 +172,73 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
 
     from generators.random import graphs
 
-    hit, miss = vocabulary_split(targeted_ops, ops)
-    branches = []
+    aim = Aim.of(targeted_ops, suspects, ops)
+    hit, miss, routes = list(aim.hit), list(aim.miss), aim.routes
+    for_skip, for_copy = want in ("both", "skip"), want in ("both", "copy")
+    # Aimed branches and the plain ones form two groups of equal weight per feature, so that
+    # adding suspects does not crowd out the forms and cold-first graphs copy evidence rests on.
+    skip_aimed, copy_aimed, plain = [], [], []
+    if routes and miss and for_skip and DrawKind.SUSPECT_IN_SKIP in AIMED:
+        skip_aimed.append(_suspects_in_skip(aim, max_ops))
+    if routes and hit and for_copy and max_ops >= 2:
+        # a suspect fed by a targeted node (weighed double): what fastpass copies after a re-dispatch
+        weights = {DrawKind.TARGETED_TO_SUSPECT: 2, DrawKind.SUSPECT_TO_TARGETED: 1, DrawKind.SUSPECT_BESIDE_TARGETED: 1}
+        for kind, weight in weights.items():
+            if kind in AIMED:
+                copy_aimed += [_linked(aim, kind, max_ops, ops)] * weight
+    if routes and for_copy:  # neighbours: the suspects among the targeted ops, in any order
+        copy_aimed.append(st.sampled_from(sorted(routes)).flatmap(
+            lambda name: graphs(1, max_ops, ops=hit + list(routes[name]))))
     if hit and (want == "both" or (want == "copy" and not miss)):
-        branches.append(graphs(1, max_ops, ops=hit))
-    if miss and want in ("both", "skip"):
-        branches.append(graphs(1, max_ops, ops=miss))
-    if hit and miss and want in ("both", "copy"):
+        plain.append(graphs(1, max_ops, ops=hit))
+    if miss and for_skip:
+        plain.append(graphs(1, max_ops, ops=miss))
+    if hit and miss and for_copy:
         mixed = _behind_cold(hit, miss, min(2, max_ops), max_ops, max_extra=3)
-        branches += [mixed, mixed]  # the most informative for copy: weigh it double
-    routes = suspect_routes(targeted_ops, suspects, miss)
-    if routes and want in ("both", "copy"):
-        with_suspects = st.sampled_from(sorted(routes)).flatmap(
-            lambda name: graphs(1, max_ops, ops=hit + routes[name]))
-        branches += [with_suspects, with_suspects]
+        plain += [mixed, mixed]  # the most informative for copy: weigh it double
     forms = list(forms)
-    if forms and want in ("both", "copy"):
+    if forms and for_copy:
         cold = [op for op in miss if op not in forms]
         with_forms = graphs(1, max_ops, ops=forms)
         if cold and max_ops >= 2:
             with_forms = _behind_cold(forms, cold, 2, max_ops, max_extra=2)
-        branches += [with_forms, with_forms]
-    if not branches:
-        branches.append(graphs(1, max_ops, ops=ops))
-    return st.one_of(*branches)
+        plain += [with_forms, with_forms]
+    if not plain and not skip_aimed and not copy_aimed:
+        plain.append(graphs(1, max_ops, ops=ops))
+    # skip: suspects in two draws of three (graphs_toward adds plain ones of its own)
+    groups = [st.one_of(*skip_aimed)] * 2 if skip_aimed else []
+    groups += [st.one_of(*copy_aimed)] if copy_aimed else []
+    groups += [st.one_of(*plain)] if plain else []
+    return st.one_of(*groups)
+
+
+def _suspects_in_skip(aim: Aim, max_ops: int):
+    """Skip graphs holding suspects: no targeted op anywhere, one op of each of a few suspects'
+    routes (`graphs_toward` restricted to `miss`: uniform over suspects, not over the vocabulary
+    ops presenting them), among other untargeted ops; a third plain untargeted graphs."""
+    from generators.random import graphs_toward
+
+    return graphs_toward([aim.routes[name] for name in sorted(aim.routes)], max_ops, ops=list(aim.miss))
+
+
+def _linked(aim: Aim, kind: DrawKind, max_ops: int, ops: list[str] | None):
+    """Copy graphs with a targeted node and a node of one suspect (an equal share each) in the
+    relation `kind`, other ops (any: unrestricted) before, between or after them."""
+    from hypothesis import strategies as st
+
+    from generators.random import Link, graphs_linked
+
+    hit = list(aim.hit)
+
+    def draw(name: str):
+        route = list(aim.routes[name])
+        if kind is DrawKind.TARGETED_TO_SUSPECT:
+            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops)
+        if kind is DrawKind.SUSPECT_TO_TARGETED:
+            return graphs_linked(route, hit, Link.FEEDS, ops=ops, max_ops=max_ops)
+        return graphs_linked(hit, route, Link.BESIDE, ops=ops, max_ops=max_ops)
+
+    return st.sampled_from(sorted(aim.routes)).flatmap(draw)
 
 
 def _behind_cold(core: list[str], cold: list[str], min_ops: int, max_ops: int, max_extra: int):

@@ -243,30 +243,118 @@ def upstream_skip_covers(cls: type) -> bool:
 
 
 _NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
+_HELPER_DEPTH = 3  # helper of a helper of a helper: deeper calls are the library's, not the pass's
 
 
 @functools.lru_cache(maxsize=None)
 def ops_named_by(cls: type) -> frozenset[str]:
-    """Op names (`aten.mean.dim`) that the source of `cls`'s module and of its bases' modules
-    mention as `exir_ops.edge.NS.OP.OVERLOAD` or `torch.ops.NS.OP.OVERLOAD`.
+    """Op names (`aten.mean.dim`) that `cls`'s code names: the source of the class and of each
+    ExportPass base (`exir_ops.edge.NS.OP.OVERLOAD`, `torch.ops.NS.OP.OVERLOAD`), the op objects
+    its methods and class attributes reach by name (a module constant `NEG = ...edge.aten.neg`,
+    a table of ops), and the same for the functions and classes its methods call by name,
+    wherever they live (a helper in another module), a few calls deep.
 
     Why: the gate biases graphs toward a pass's *annotated* ops, so an annotation that misses an
     op the pass really rewrites would never meet that op, and a copy-sound claim would look
     sound. The ops a pass's code names are a superset of the ops it can rewrite (it names the
     ops it matches and the ops it emits), so drawing them too puts a missing op in front of the
-    pass. Nothing is concluded from the names alone: they only steer which graphs are drawn."""
+    pass. Read per class, not per module: ops another pass of the same module names would
+    take their share of the aimed graphs from the ones this pass's code names. If no class
+    source can be read, the modules' sources are. Nothing is concluded from the names alone:
+    they only steer which graphs are drawn (`verify.gate.graphs.Aim`)."""
     from executorch.exir.pass_base import ExportPass
 
     names: set[str] = set()
+    seen: set[int] = set()
+    read_any = False
     for klass in cls.__mro__:
         if klass is ExportPass or klass is object or not issubclass(klass, ExportPass):
             continue
-        try:
-            source = inspect.getsource(sys.modules[klass.__module__])
-        except (OSError, TypeError, KeyError):
-            continue
-        names |= {".".join(m) for m in _NAMED_OP.findall(source)}
+        read_any |= _names_in_class(klass, names, seen, 0)
+    if not read_any:
+        for klass in cls.__mro__:
+            if klass is ExportPass or klass is object or not issubclass(klass, ExportPass):
+                continue
+            try:
+                source = inspect.getsource(sys.modules[klass.__module__])
+            except (OSError, TypeError, KeyError):
+                continue
+            names |= {".".join(m) for m in _NAMED_OP.findall(source)}
     return frozenset(names)
+
+
+def _names_in_class(klass: type, names: set[str], seen: set[int], depth: int) -> bool:
+    """Add the ops `klass`'s own source and class dictionary name; True if its source was read."""
+    if id(klass) in seen:
+        return True
+    seen.add(id(klass))
+    try:
+        source = inspect.getsource(klass)
+    except (OSError, TypeError):
+        source = None
+    if source is not None:
+        names |= {".".join(m) for m in _NAMED_OP.findall(source)}
+    module_globals = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
+    for value in vars(klass).values():
+        value = getattr(value, "__func__", value)  # staticmethod / classmethod
+        if isinstance(value, property):
+            value = value.fget
+        if getattr(value, "__code__", None) is not None:
+            _names_in_function(value, names, seen, depth)
+        elif not isinstance(value, type):  # a class attribute naming a class (passes required after) is no call
+            _names_in_value(value, names, seen, depth, module_globals)
+    return source is not None
+
+
+def _names_in_function(fn: Any, names: set[str], seen: set[int], depth: int) -> None:
+    """Add the ops function `fn` reaches by global name (op objects, collections of them), and
+    those of the functions and classes it names, to `_HELPER_DEPTH` calls deep."""
+    code = getattr(fn, "__code__", None)
+    if code is None or id(code) in seen:
+        return
+    seen.add(id(code))
+    if depth > 0:  # a helper: its own source (the pass's class source was read already)
+        try:
+            names |= {".".join(m) for m in _NAMED_OP.findall(inspect.getsource(fn))}
+        except (OSError, TypeError):
+            pass
+    module_globals = getattr(fn, "__globals__", {})
+    stack, referenced = [code], []
+    while stack:
+        c = stack.pop()
+        referenced.extend(c.co_names)
+        stack.extend(const for const in c.co_consts if hasattr(const, "co_code"))
+    for name in referenced:
+        if name in module_globals:
+            _names_in_value(module_globals[name], names, seen, depth, module_globals)
+
+
+def _names_in_value(value: Any, names: set[str], seen: set[int], depth: int, module_globals: dict) -> None:
+    import torch
+
+    if isinstance(value, torch._ops.OpOverload) or type(value).__name__ == "EdgeOpOverload":
+        names.add(op_name(value))
+    elif isinstance(value, (tuple, list, set, frozenset)):
+        for item in list(value)[:512]:
+            _names_in_value(item, names, seen, _HELPER_DEPTH, module_globals)
+    elif isinstance(value, dict):
+        for key, item in list(value.items())[:512]:
+            _names_in_value(key, names, seen, _HELPER_DEPTH, module_globals)
+            _names_in_value(item, names, seen, _HELPER_DEPTH, module_globals)
+    elif depth < _HELPER_DEPTH and _is_own_code(value):  # not inside a table: data names no helper
+        if isinstance(value, type):
+            _names_in_class(value, names, seen, depth + 1)
+        else:
+            _names_in_function(value, names, seen, depth + 1)
+
+
+def _is_own_code(value: Any) -> bool:
+    """A function or class of the passes' world (not torch's or Python's): the helpers worth
+    following. Library internals name ops they dispatch, not ops a pass rewrites."""
+    module = getattr(value, "__module__", None) or ""
+    if not (isinstance(value, type) or inspect.isfunction(value)):
+        return False
+    return not module.startswith(("torch", "builtins", "typing", "functools", "collections", "sympy", "numpy"))
 
 
 def describe_annotation(cls: type) -> dict:

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
-from verify.gate.graphs import form_route, strategy_for
+from verify.gate.graphs import Aim, drawn_counts, form_route, strategy_for
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
@@ -197,11 +198,14 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
                                 forms=form_route(cls, ops))
         counts = {"examples": 0, "vacuous": 0}
+        aim, drawn = Aim.of(ann.targeted_ops, gp.ops_named_by(cls), ops), Counter()  # what each graph aims at
 
-        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence):
+        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn):
             if shrinking:
                 return
             counts["examples"] += 1
+            aim.tally(drawn, spec)
+            counts["drawn"] = drawn_counts(drawn)
             counts["vacuous"] += bool(o.vacuous)
             if o.vacuous and "vacuous_reason" not in counts:
                 counts["vacuous_reason"] = o.vacuous[:200]
