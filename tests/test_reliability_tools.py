@@ -475,3 +475,17 @@ def test_a_fuzz_reproducer_needs_no_trust(tmp_path):
     execution = authorize(reproducer.load(path), trust=False)
     assert not execution.runs_code_from_file and "runs no code from the file" in execution.what[0]
     assert saved.path == path
+
+
+def test_a_gate_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path, monkeypatch):
+    """The limit is on every launch; the gate must turn a breach into a verdict, not a traceback."""
+    from verify import launcher
+    from verify.gate import workers
+
+    def over_the_limit(module, args, **kwargs):
+        raise launcher.WorkerMemoryExceeded(launcher.DEFAULT_MEMORY_LIMIT, 17 * launcher.GIB)
+
+    monkeypatch.setattr(workers, "launch", over_the_limit)
+    launched = workers._launch_worker({"kind": "pass"}, tmp_path / "job", 60, 0)
+    assert launched.document is None and launched.failure.startswith("<worker-crash: memory limit>: memory limit")
+    assert "limit of 16 GiB" in launched.failure

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
 from verify.gate.verdict import PassVerdict, Unfinished
-from verify.launcher import RunStopped, WorkerTimeout, launch, stop_signal
+from verify.launcher import RunStopped, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal
 from verify.report.atomic import write_text
 from verify.report.verdict import GateVerdict
 
@@ -238,6 +238,8 @@ def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: in
     except WorkerTimeout:
         return _Launched(None, f"<worker-timeout>: no verdict within {timeout:.0f} s (--pass-timeout); "
                                f"worker killed; log {paths['log']}", time.perf_counter() - start, timed_out=True)
+    except WorkerMemoryExceeded as exc:  # the launcher's default limit: a crash, the limit named
+        return _Launched(None, f"<worker-crash: memory limit>: {exc}; log {paths['log']}", time.perf_counter() - start)
     seconds = time.perf_counter() - start
     if status != 0 or not paths["result.json"].exists():
         how = (f"killed by signal {-status}" if status < 0
