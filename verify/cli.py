@@ -11,10 +11,12 @@
 
 Exit status (run, report, bench):
     0    every case `identical` (and every null check ran); bench: output identical in every pair
-    1    a case is divergent, nondeterministic or an error, a null check failed to run, or the
-         run is incomplete (report --from of an interrupted run)
+    1    a case is divergent, nondeterministic or an error, a null check failed to run, the
+         run is incomplete (report --from of an interrupted run), or a write was refused (full
+         disk, no permission: one line naming the path; the run folder stays resumable)
     2    bad usage, found before any work: unknown model/target/feature, a bad number, an
-         output path that cannot be written; one line on stderr
+         output path that cannot be written, a run folder another process is working in; one
+         line on stderr
     130  stopped by SIGINT, 143 stopped by SIGTERM: workers killed, reports written from the
          journal of finished cases (resume with --resume DIR)
 
