@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import logging
 import signal
 import sys
 import time
@@ -43,7 +42,6 @@ from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, RunStopped, WorkerMemory
 from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
 
-log = logging.getLogger(__name__)
 
 # the suite's runs: the two lowering modes (verify.lowering.mode), and crosscheck
 MODES: dict[str, list[str]] = {Mode.STOCK.value: [], Mode.FASTPASS.value: ["--fastpass=on"],
