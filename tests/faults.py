@@ -1,5 +1,7 @@
 """Faults the harness exists to catch, injected into one lowering so a test can assert the
-harness reports each, as divergent, at the pass where it was injected."""
+harness reports each, as divergent, at the pass where it was injected; and, at the end
+(`FASTPASS_FAULTS`), single faults planted in fastpass's own rules, each of which a rule test
+must catch."""
 
 from __future__ import annotations
 
@@ -175,6 +177,71 @@ def raise_in(graph_module) -> None:
     raise RuntimeError("injected failure")
 
 
-__all__ = ["add_one_to_first_element", "after_pass", "change_reference_output", "change_target",
-           "change_top_level_constant", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
-           "flip_requires_grad", "raise_in", "rename_node", "stale_val", "torch"]
+__all__ = ["FASTPASS_FAULTS", "add_one_to_first_element", "after_pass", "change_reference_output", "change_target",
+           "change_top_level_constant", "ciatable_unchanged_by_count", "copy_multi_output_as_single",
+           "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte", "flip_requires_grad",
+           "raise_in", "rename_node", "stale_val", "torch", "verifyonce_key_without_kwargs"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Faults planted in fastpass itself: each is one realistic slip in one rule of fastpass's
+# copy/cache machinery, installed for a `with` block (the very same object put back after).
+# tests/test_fastpass_multioutput.py runs the rule's test with each planted and requires it to
+# fail, so the suite itself shows that every such test kills its fault.
+
+
+@contextlib.contextmanager
+def _replaced(owner, name: str, value):
+    original = owner.__dict__[name]
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, original)
+
+
+def copy_multi_output_as_single():
+    """copy: a copied node whose `val` is a tuple or list (split_with_sizes, var_mean, topk,
+    max_pool2d_with_indices, native_layer_norm ...) takes the single-FakeTensor shortcut (`val`
+    kept, `tensor_meta` None) instead of `set_metadata`'s per-output `tensor_meta`; as if
+    `_copyable_val` ended in `return True if _val_copyable(val, mode) else None`."""
+    from fastpass import _copy
+
+    real = _copy._copyable_val
+
+    def copyable_val(val, mode):
+        single = real(val, mode)
+        return True if single is False else single
+
+    return _replaced(_copy, "_copyable_val", copyable_val)
+
+
+def ciatable_unchanged_by_count():
+    """ciatable: "the dispatcher lists the same CIA registrations as last time" judged by how many
+    names there are, so one registration swapped for another looks unchanged; as if
+    `_Materialized.unchanged` read `len(names) == len(self.names or ()) and ...`."""
+    from fastpass import _ciatable
+
+    def unchanged(self, names):
+        return self.names is not None and len(names) == len(self.names) and self.still_materialized()
+
+    return _replaced(_ciatable._Materialized, "unchanged", unchanged)
+
+
+def verifyonce_key_without_kwargs():
+    """verifyonce: the graph-state key leaves out every node's kwargs (a dict argument keys as
+    empty), so a rewired keyword argument looks like the state already checked; as if
+    `graph_state` appended `(node.op, target, _arg_key(node.args, position), (), val)`."""
+    from fastpass import _verifyonce
+
+    real = _verifyonce._arg_key
+
+    def arg_key(arg, position):
+        return ("d", ()) if isinstance(arg, dict) else real(arg, position)
+
+    return _replaced(_verifyonce, "_arg_key", arg_key)
+
+
+FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
+                   "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
+                   "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs}
