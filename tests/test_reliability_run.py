@@ -410,6 +410,28 @@ def test_report_from_a_full_run_folder_writes_the_other_reports(tmp_path, monkey
     assert not (run_dir / "report.json").exists() and temporaries(run_dir) == []
 
 
+def test_report_from_a_read_only_run_folder_writes_the_other_reports(tmp_path, monkeypatch, capsys):
+    """No lock can be made there either: no run can be going on in it, so the report goes ahead."""
+    run_dir = tmp_path / "run"
+    started_journal(run_dir, finished=1)
+    FullDisk(run_dir, room=None, refuse=errno.EACCES).install(monkeypatch)
+    assert cli_main("report", "--from", str(run_dir), "--json", str(tmp_path / "r.json")) == 1
+    err = capsys.readouterr().err
+    assert f"verify report: cannot write {run_dir / 'report.json'}: Permission denied" in err.splitlines(), err
+    assert "Traceback" not in err and "wrote" not in err
+    assert report_of(json.loads((tmp_path / "r.json").read_text())) == [("tosa-int", "identical")]
+
+
+def test_a_full_disk_for_a_new_default_run_folder_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    FullDisk(tmp_path / "verify-out", room=None, refuse=errno.ENOSPC).install(monkeypatch)
+    ran = fake_cases(monkeypatch)
+    assert cli_main(*new_run("--targets", "tosa-int")) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("verify: run folder verify-out/") and line.endswith(": No space left on device"), line
+    assert ran == []
+
+
 def test_an_unwritable_json_path_during_the_run_is_one_line_and_the_rest_is_written(tmp_path, monkeypatch, capsys):
     run_dir, locked = tmp_path / "run", tmp_path / "locked"
     disk = FullDisk(locked, room=None)

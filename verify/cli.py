@@ -245,7 +245,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     run in the same --out to pass the same check."""
     from verify.cases import Case
     from verify.journal import Journal, holds_run, journal_path
-    from verify.output_paths import CannotWrite, check_output_folder
+    from verify.output_paths import CannotWrite, check_output_folder, writing
 
     features = _features(args.features)
     _check_timeout(args.timeout)
@@ -259,7 +259,11 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
         check_output_folder(args.out, "--out")
         out = args.out
     else:
-        out = _new_run_dir()
+        try:
+            with writing(Path("verify-out")):
+                out = _new_run_dir()
+        except CannotWrite as exc:
+            raise UsageError(f"run folder: {exc}") from None
     option = "--out" if args.out is not None else "run folder"
     _lock(out, "verify run", held, option)
     if holds_run(out):
