@@ -1,0 +1,175 @@
+"""The gate's aimed search (issue 29): each branch of `verify.gate.graphs.strategy_for` that draws
+a suspect op (one the pass's code names beyond its targeted ops) on purpose, and the toy pass
+it exists for (tests/passes/gate_passes.py):
+
+* suspect in skip graphs: RewritesUndeclaredOpPass rewrites exp, named in its code, absent
+  from its targeted ops; only `exp` presents aten.exp among ~100 vocabulary ops;
+* suspect fed by a targeted node: RewritesWhatTargetsFeedPass rewrites a neg only when a relu
+  feeds it (fastpass copies that neg after re-dispatching the relu);
+* suspect feeding / beside a targeted node: the relation is drawn (structure read back by
+  `Aim.kinds`).
+
+Each test removes its branch (`graphs.AIMED`) and shows what is then lost. Lowerings are direct,
+one stage (edge-fp), at most 30 examples: the default `--pass` budget."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from generators.random import Link, graphs_linked, interpret
+from verify.gate import graphs as gg
+from verify.gate import passes as gp
+from verify.gate import run
+from verify.gate.graphs import Aim, DrawKind
+from verify.report.verdict import GateVerdict
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = "tests/passes/gate_passes.py"
+DEFAULT_PASS_EXAMPLES = 30  # what `verify gate --pass` draws per feature by default
+
+
+def toy(name: str) -> type:
+    cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
+    gp.ensure_annotation(cls)
+    return cls
+
+
+def drawn_kinds(cls: type, want: str, examples: int = 40, seeds: range = range(4)) -> Counter:
+    """The kinds of the graphs the gate's strategy draws for `cls`: `examples` under each of
+    `seeds` (generation only). Several seeds: Hypothesis's generation repeats and mutates what it
+    drew, so one short run's shares swing widely."""
+    targeted = list(cls.targeted_ops)
+    aim = Aim.of(targeted, gp.ops_named_by(cls))
+    counts: Counter = Counter()
+    for number in seeds:
+        @seed(number)
+        @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(gg.strategy_for(targeted, 4, None, want=want, suspects=gp.ops_named_by(cls)))
+        def draw(spec):
+            counts["examples"] += 1
+            aim.tally(counts, spec)
+
+        draw()
+    return counts
+
+
+def gate_default(cls: type, name: str, tmp_path: Path):
+    """The gate on one toy pass as `verify gate --pass` runs it: whole vocabulary, <= 4 ops, 30
+    examples per feature (seeded; short shrinking)."""
+    return run.gate_pass(cls, f"{PASSES}:{name}", DEFAULT_PASS_EXAMPLES, "edge-fp", tmp_path, seed=0, how="direct",
+                         max_ops=4, shrink_seconds=10)
+
+
+def without(monkeypatch, kind: DrawKind) -> None:
+    monkeypatch.setattr(gg, "AIMED", gg.AIMED - {kind})
+
+
+# ---------------------------------------------------------------------------------------------
+# what the aim is read from
+
+
+def test_suspects_are_read_per_class_not_per_module():
+    """A pass's suspects are the ops its own code reaches (here through module constants), not
+    every op its module names: the other toy passes of gate_passes.py name relu, sigmoid, clone,
+    add, ... and would each take a share of the graphs aimed at neg."""
+    named = gp.ops_named_by(toy("RewritesWhatTargetsFeedPass"))
+    assert named == {"aten.relu.default", "aten.neg.default"}, named
+    assert {"aten.exp.default", "aten.neg.default", "aten.clamp.default"} <= gp.ops_named_by(
+        toy("RewritesUndeclaredOpPass"))
+
+
+def test_kinds_are_read_off_the_graph_structure():
+    aim = Aim.of(list(toy("RewritesWhatTargetsFeedPass").targeted_ops), {"aten.neg.default"})
+    assert aim.routes == {"aten.neg.default": ("neg",)}
+    x = [(1, 2, 4, 4)]
+    assert aim.kinds(interpret(x, [("relu", 0, 0), ("neg", 0, 0)])) == {DrawKind.TARGETED_TO_SUSPECT}
+    assert aim.kinds(interpret(x, [("neg", 0, 0), ("relu", 0, 0)])) == {DrawKind.SUSPECT_TO_TARGETED}
+    # relu(x0) and neg(x0): sel 1 picks the older of the two values neg can take (x0, not relu's)
+    assert aim.kinds(interpret(x, [("relu", 0, 0), ("neg", 1, 0)])) == {DrawKind.SUSPECT_BESIDE_TARGETED}
+    assert aim.kinds(interpret(x, [("abs", 0, 0), ("neg", 0, 0)])) == {DrawKind.SUSPECT_IN_SKIP}
+    assert aim.kinds(interpret(x, [("relu", 0, 0), ("abs", 0, 0)])) == frozenset()
+
+
+@pytest.mark.parametrize("link, kind", [(Link.FEEDS, DrawKind.TARGETED_TO_SUSPECT),
+                                        (Link.BESIDE, DrawKind.SUSPECT_BESIDE_TARGETED)])
+def test_graphs_linked_draws_the_relation_it_is_asked_for(link, kind):
+    """The second node's input is chosen among the values its op can take, so the relation holds
+    in every graph (neg can take any value), other ops before, between or after included."""
+    aim = Aim.of(list(toy("RewritesWhatTargetsFeedPass").targeted_ops), {"aten.neg.default"})
+    kinds, sizes = [], []
+
+    @seed(5)
+    @settings(max_examples=30, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(graphs_linked(["relu"], ["neg"], link, max_ops=4))
+    def draw(spec):
+        kinds.append(kind in aim.kinds(spec))
+        sizes.append(len(spec))
+
+    draw()
+    assert all(kinds), kinds
+    assert max(sizes) > 2  # other ops are drawn around the pair
+
+
+# ---------------------------------------------------------------------------------------------
+# one test per aimed branch
+
+
+def test_suspects_in_skip_graphs(tmp_path, monkeypatch):
+    """RewritesUndeclaredOpPass claims skip-sound for relu and rewrites exp: the default search
+    finds it (a graph with exp and no relu) within 30 examples; the skip graphs hold a suspect in
+    a good share. Without the branch, the skip graphs are drawn from ~100 untargeted ops and hold
+    exp rarely: the search no longer finds it."""
+    cls = toy("RewritesUndeclaredOpPass")
+    aimed = drawn_kinds(cls, "skip")
+    assert aimed[DrawKind.SUSPECT_IN_SKIP] >= aimed["examples"] // 3, aimed
+    v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "aimed")
+    assert v.verdict is GateVerdict.UNSOUND_SKIP, (v.verdict, v.reason)
+    assert v.modes["skip"]["examples"] <= DEFAULT_PASS_EXAMPLES
+    assert "exp" in v.modes["skip"]["graph"] and "relu" not in v.modes["skip"]["graph"]
+    assert v.modes["skip"]["drawn"][DrawKind.SUSPECT_IN_SKIP.value] >= 1  # the JSON says what was drawn
+
+    without(monkeypatch, DrawKind.SUSPECT_IN_SKIP)
+    blind = drawn_kinds(cls, "skip")
+    # (plain skip graphs still hold clamp now and then: a dozen vocabulary ops present it)
+    assert blind[DrawKind.SUSPECT_IN_SKIP] * 2 <= aimed[DrawKind.SUSPECT_IN_SKIP], (blind, aimed)
+    v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "blind")
+    assert v.verdict is not GateVerdict.UNSOUND_SKIP, v.modes["skip"]
+
+
+def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
+    """RewritesWhatTargetsFeedPass rewrites a neg only when a relu feeds it: fastpass re-dispatches
+    the relu and copies the neg. The default search finds it within 30 examples and shrinks it to
+    relu -> neg; without the branch a neg fed by a relu is left to chance (the neighbour graphs of
+    relu and neg in any order) and the search does not find it."""
+    cls = toy("RewritesWhatTargetsFeedPass")
+    aimed = drawn_kinds(cls, "copy")
+    assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 6, aimed
+    v = gate_default(cls, "RewritesWhatTargetsFeedPass", tmp_path / "aimed")
+    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.modes["copy"]["examples"] <= DEFAULT_PASS_EXAMPLES
+    assert "relu(x0)" in v.modes["copy"]["graph"] and "neg(v0)" in v.modes["copy"]["graph"]
+
+    without(monkeypatch, DrawKind.TARGETED_TO_SUSPECT)
+    blind = drawn_kinds(cls, "copy")
+    assert blind[DrawKind.TARGETED_TO_SUSPECT] * 3 <= aimed[DrawKind.TARGETED_TO_SUSPECT], (blind, aimed)
+    v = gate_default(cls, "RewritesWhatTargetsFeedPass", tmp_path / "blind")
+    assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+
+
+@pytest.mark.parametrize("kind", [DrawKind.SUSPECT_TO_TARGETED, DrawKind.SUSPECT_BESIDE_TARGETED])
+def test_suspect_feeding_or_beside_a_targeted_node(monkeypatch, kind):
+    """The other two relations have branches of their own: with them a share of the copy graphs
+    holds the relation (suspect -> targeted weighs half of targeted -> suspect); without, few
+    (the neighbour graphs draw it by chance)."""
+    cls = toy("RewritesWhatTargetsFeedPass")
+    aimed = drawn_kinds(cls, "copy")
+    assert aimed[kind] >= aimed["examples"] // 20, aimed
+    without(monkeypatch, kind)
+    blind = drawn_kinds(cls, "copy")
+    assert blind[kind] * 2 <= aimed[kind], (blind, aimed)
