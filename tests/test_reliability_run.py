@@ -19,6 +19,7 @@ import errno
 import io
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -391,6 +392,38 @@ def test_a_full_disk_in_a_worker_stops_the_run_and_the_case_runs_on_resume(tmp_p
     resumed = run_verify("run", "--resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert [c["verdict"] for c in finished_cases(run_dir)] == ["identical"]
+
+
+def _tmpfs_available() -> bool:
+    """A tmpfs of our own, in a user and mount namespace: possible without privileges on most
+    Linux machines, not on all (then the FullDisk tests above stand alone)."""
+    try:
+        return subprocess.run(["unshare", "-rm", "mount", "-t", "tmpfs", "-o", "size=64k", "none", "/mnt"],
+                              capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _tmpfs_available(), reason="no unprivileged tmpfs (unshare -rm) here")
+def test_a_really_full_disk_stops_the_run_resumably(tmp_path):
+    """The same on a real full file system: a 128 KiB tmpfs as the run folder, too small for one
+    case's program and lowerings. Copied out before the namespace (and its tmpfs) ends."""
+    mount, copy = tmp_path / "tmpfs", tmp_path / "copy"
+    mount.mkdir()
+    run = " ".join(map(shlex.quote, [sys.executable, "-m", "verify", "run", "--models", "none", "--model", TINY_PATH,
+                                     "--targets", "tosa-int", "--second-mode", "stock", *CHEAP,
+                                     "--out", str(mount / "run"), "--json", str(tmp_path / "r.json")]))
+    script = (f"mount -t tmpfs -o size=128k none {mount} && {{ {run}; echo $? > {tmp_path / 'code'}; }}; "
+              f"cp -a {mount / 'run'} {copy}")
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=ROOT, env=environment(), capture_output=True,
+                          text=True, timeout=900)
+    assert (tmp_path / "code").read_text().strip() == "1", proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    refused = [line for line in proc.stderr.splitlines() if line.startswith("verify: cannot write")]
+    assert len(refused) == 1 and "resume with: python -m verify run --resume" in refused[0], proc.stderr
+    assert finished_cases(copy) == [] and temporaries(copy) == []
+    assert json.loads((tmp_path / "r.json").read_text())["run"]["complete"] is False
 
 
 # 5. report --from on a full disk: a traceback, and the --json on a healthy disk skipped.
