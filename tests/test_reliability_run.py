@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_reliability import CHEAP, ROOT, TINY, cli_main, environment, finished_cases, run_verify, wait_for
+from tests.test_reliability import CHEAP, ROOT, TINY, cli_main, environment, finished_cases, run_verify
 
 TINY_PATH = str(ROOT / TINY)
 
@@ -220,7 +220,7 @@ def test_resume_and_report_after_a_torn_journal_line(tmp_path, monkeypatch, caps
         f.write(TORN)
     ran = fake_cases(monkeypatch)
     assert cli_main("run", "--resume", str(run_dir)) == 0, capsys.readouterr().err
-    assert [(c.target) for c in ran] == ["tosa-fp"]
+    assert [c.target for c in ran] == ["tosa-fp"]
     assert [line["record"] for line in journal_lines(run_dir)] == ["run", "case", "resumed", "case"]
     assert cli_main("report", "--from", str(run_dir)) == 0
     assert cli_main("run", "--resume", str(run_dir)) == 0 and len(ran) == 1  # nothing left to run
