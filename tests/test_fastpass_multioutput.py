@@ -201,3 +201,37 @@ def test_each_rule_test_kills_its_fault(fault):
         with pytest.raises(AssertionError):
             _CHECKS[fault]()
     _CHECKS[fault]()
+
+
+# ------------------------------------------ the random graphs reach a multi-output copy
+
+
+def test_random_graphs_send_a_multi_output_op_through_a_copy_and_the_harness_sees_the_fault(monkeypatch):
+    """The vocabulary's max_pool2d lowers through max_pool2d_with_indices (a (values, indices)
+    val), which the TOSA INT pipeline's copy-sound retraces copy (native_layer_norm from
+    layer_norm too, on tosa-fp): so a random graph exercises the multi-output copy, and with the
+    fault planted the harness reports the copied node's `tensor_meta` as a `meta` divergence."""
+    from hypothesis import find
+
+    from fastpass import _copy
+    from generators.random import graphs
+    from verify.fuzz import verify_graph
+
+    # the simplest such graph (find shrinks it: deterministic); measured: a graph of a lone
+    # max_pool2d copies no multi-output node on tosa-int, one of layer_norm -> max_pool2d does
+    spec = find(graphs(2, 2, ops=["layer_norm", "max_pool2d"]), lambda s: s.op_names() == ["layer_norm", "max_pool2d"])
+    copied: list[str] = []
+    real_emit = _copy._emit_copy
+
+    def emit(interp, node, target, val, single, *rest):
+        if isinstance(val, (tuple, list)):
+            copied.append(str(getattr(target, "__name__", target)))
+        return real_emit(interp, node, target, val, single, *rest)
+
+    monkeypatch.setattr(_copy, "_emit_copy", emit)
+    verdict = verify_graph(spec, "tosa-int")
+    assert not verdict.failed, verdict.describe()
+    assert any("max_pool2d_with_indices" in name for name in copied), copied
+    with faults.copy_multi_output_as_single():
+        planted = verify_graph(spec, "tosa-int")
+    assert "meta" in planted.failed, planted.failed
