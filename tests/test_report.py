@@ -187,8 +187,12 @@ def test_replay_runs_under_the_saved_hash_seed(tmp_path, monkeypatch):
 
     from verify import replay
 
-    path = reproducer.save(tmp_path / "r.py", Manifest(Producer.FUZZ, "tosa-int", (), None, hash_seed="12345"),
-                           "").path
+    from generators.random import GraphSpec
+
+    # a well-formed fuzz reproducer (replay checks the file before anything else): one input, no ops
+    graph = GraphSpec(input_shapes=((1, 4),), ops=(), outputs=(0,), seed=0).to_dict()
+    path = reproducer.save(tmp_path / "r.py", Manifest(Producer.FUZZ, "tosa-int", (), None, hash_seed="12345",
+                                                       graph=graph), "").path
     monkeypatch.setenv("PYTHONHASHSEED", "0")
     calls = []
     monkeypatch.setattr(replay.subprocess, "run", lambda command, env: calls.append((command, env))
