@@ -108,6 +108,10 @@ def add_parsers(sub) -> None:
                       help="run the --pass passes directly on edge graphs even if the pipeline invokes them")
     gate.add_argument("--replay", type=Path, default=None, metavar="REPRODUCER",
                       help="re-run one saved reproducer (exit 1 if it still diverges)")
+    gate.add_argument("--self-test", action="store_true",
+                      help="mutation score: gate N wrong annotations derived from the registry, as CI would "
+                           "(verify.gate.selftest); exit 1 if it kills fewer than its threshold")
+    gate.add_argument("--mutants", type=int, default=6, metavar="N", help="--self-test: mutants gated (default 6)")
     gate.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
     gate.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     gate.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
@@ -316,6 +320,9 @@ def cmd_gate(args) -> int:
         args.pass_timeout = DEFAULT_PASS_TIMEOUT
     if args.direct_examples is None:
         args.direct_examples = args.min_evidence + 3
+    if args.self_test:  # the registry's own annotations, mutated: verify.gate.selftest
+        from verify.gate.selftest import main as self_test
+        return self_test(args, DEFAULT_STAGES)
     # after the argument checks: these import the lowering stack (torch, executorch: seconds)
     from verify.gate import passes as gp
     from verify.gate import run

@@ -1,0 +1,78 @@
+"""`verify gate --self-test` (verify/gate/selftest.py): mutants derived from annotations, each
+gated and judged killed / survived / equivalent, the score against its threshold, the JSON.
+The gate itself is replaced by a stand-in here (a real mutant costs a CI gate run: minutes);
+the mutants are derived from the toy passes' annotations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from verify.gate import passes as gp
+from verify.gate import selftest as st
+from verify.report.verdict import GateVerdict
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = "tests/passes/gate_passes.py"
+
+
+def toys(*names: str) -> dict[str, type]:
+    out = {}
+    for name in names:
+        cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
+        gp.ensure_annotation(cls)
+        out[gp.qualname(cls)] = cls
+    return out
+
+
+def test_mutants_are_the_three_faults_on_real_claims():
+    classes = toys("RewritesUndeclaredOpPass", "UndeclaredRewritePass")
+    mutants = st.derive_mutants(classes)
+    by = {(m.qualname.rsplit(".", 1)[-1], m.fault): m for m in mutants}
+    # skip-sound, not copy-sound: its targeted relu (named by its code) dropped; copy claimed
+    drop = by[("RewritesUndeclaredOpPass", st.Fault.DROP_TARGETED_OP)]
+    assert drop.detail == "aten.relu.default" and not drop.entry.ops and drop.entry.skip_sound
+    assert by[("RewritesUndeclaredOpPass", st.Fault.CLAIM_COPY)].entry.copy_sound
+    # copy-sound, not skip-sound: skip claimed
+    widen = by[("UndeclaredRewritePass", st.Fault.WIDEN_SKIP)]
+    assert widen.entry.skip_sound and widen.entry.copy_sound
+    assert ("UndeclaredRewritePass", st.Fault.CLAIM_COPY) not in by  # it claims copy already
+    # a seeded sample spreads over the faults
+    chosen = st.sample(mutants, 3, seed=0)
+    assert {m.fault for m in chosen} == set(st.Fault)
+    assert [m.label for m in st.sample(mutants, 3, seed=0)] == [m.label for m in chosen]
+
+
+def test_score_counts_and_json(tmp_path):
+    """A stand-in gate kills the dropped-op and widened-skip mutants and passes the claimed copy:
+    2 killed, 1 survived; at a threshold of 0.8 the self-test fails, at 0.6 it passes. The mutant
+    is in effect while the gate runs (the stand-in reads it through lookup)."""
+    from fastpass.annotations import lookup
+
+    classes = toys("RewritesUndeclaredOpPass", "UndeclaredRewritePass")
+    seen = []
+
+    def gate(mutant_classes, out, seed):
+        (cls,) = mutant_classes.values()
+        ann = lookup(cls)
+        seen.append((cls.__name__, ann.skip_sound, ann.copy_sound, len(ann.targeted_ops)))
+        wrong = not ann.targeted_ops or (cls.__name__ == "UndeclaredRewritePass" and ann.skip_sound)
+        verdict = GateVerdict.UNSOUND_SKIP if wrong else GateVerdict.SOUND
+        return SimpleNamespace(verdict=verdict, reproducers={verdict.value: str(out / "r.py")} if wrong else {},
+                               reason="")
+
+    report = st.self_test(classes, 3, 0, gate, tmp_path, threshold=0.8)
+    real = {c.__name__: (c.__name__, lookup(c).skip_sound, lookup(c).copy_sound, 1) for c in classes.values()}
+    assert len(seen) == 3 and all(state != real[state[0]] for state in seen), seen  # each gated a mutant
+    counts = report.to_dict()
+    assert (counts["killed"], counts["survived"], counts["equivalent"]) == (2, 1, 0), counts
+    assert not report.passed
+    assert st.SelfTestReport(report.results, threshold=0.6).passed
+    data = json.loads(json.dumps(counts))
+    assert all(isinstance(data[k], int) for k in ("killed", "survived", "equivalent"))
+    assert {m["verdict"] for m in data["mutants"]} == {"killed", "survived"}
+    assert all(m["reproducer"] for m in data["mutants"] if m["verdict"] == "killed")
+    assert "self-test: killed 2, survived 1, equivalent 0" in st.table(report)
+    # outside the self-test the real annotations are back
+    assert all(not lookup(c).copy_sound or not lookup(c).skip_sound for c in classes.values())

@@ -1,0 +1,261 @@
+"""`verify gate --self-test`: a mutation score for the gate, on the real registry.
+
+Why: a gate that calls every annotation `sound` looks the same as a gate that proves them. Here
+wrong annotations are derived from the real entries (each a fault a reviewer could make), the
+gate is run on each exactly as CI runs it (its defaults, its budget), and every mutant ends
+`killed` (CI would fail: unsound or error), `survived` (CI would pass a wrong claim) or
+`equivalent` (the wrong claim cannot change a lowering; the argument is recorded). The command
+fails when the share killed (of the non-equivalent ones) is below its threshold.
+
+Faults (`Fault`):
+
+* DROP_TARGETED_OP: an op the entry targets *and* the pass's code names (`ops_named_by`: one it
+  matches or emits) is dropped from the op set, flags unchanged;
+* CLAIM_COPY: copy-sound claimed for an annotated pass that does not claim it (its reviewer
+  found it edits outside its targeted ops; in executorch 1.5.1 one pass:
+  DecomposeDynamicAdaptiveAvgPool2dPass);
+* WIDEN_SKIP: skip-sound claimed for a copy-only entry (a retrace-only entry has no targeted
+  ops: every call would be skipped).
+
+A seeded sample of N mutants across the registry is gated, one after another, in this process
+(`annotations.overridden` puts the mutant in effect; worker processes would not see it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable
+
+_log = logging.getLogger(__name__)
+
+DEFAULT_MUTANTS = 6
+DEFAULT_KILL_THRESHOLD = 0.8  # of the non-equivalent mutants
+
+
+class Fault(str, Enum):
+    DROP_TARGETED_OP = "drop-targeted-op"
+    CLAIM_COPY = "claim-copy"
+    WIDEN_SKIP = "widen-skip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class MutantVerdict(str, Enum):
+    KILLED = "killed"  # the gate fails CI on it (unsound, or error)
+    SURVIVED = "survived"  # the gate passes it (sound, unexercised, untested)
+    EQUIVALENT = "equivalent"  # the wrong claim cannot change any lowering (argument recorded)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One wrong annotation: the pass, the fault, and the entry put in effect instead of the real one."""
+
+    qualname: str
+    cls: type
+    fault: Fault
+    entry: Any  # fastpass.annotations.Entry
+    detail: str  # what changed (the dropped op, the flag)
+
+    @property
+    def label(self) -> str:
+        return f"{self.qualname.rsplit('.', 1)[-1]} {self.fault.value} {self.detail}"
+
+
+@dataclass
+class MutantResult:
+    entry: str
+    fault: Fault
+    detail: str
+    verdict: MutantVerdict
+    gate_verdict: str = ""
+    reproducer: str | None = None
+    argument: str | None = None  # why an equivalent mutant cannot change a lowering
+    reason: str = ""
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["fault"], out["verdict"] = self.fault.value, self.verdict.value
+        return out
+
+
+@dataclass
+class SelfTestReport:
+    results: list[MutantResult] = field(default_factory=list)
+    threshold: float = DEFAULT_KILL_THRESHOLD
+
+    def count(self, verdict: MutantVerdict) -> int:
+        return sum(1 for r in self.results if r.verdict is verdict)
+
+    @property
+    def score(self) -> float | None:
+        """Killed over non-equivalent mutants (None when every mutant is equivalent)."""
+        decided = self.count(MutantVerdict.KILLED) + self.count(MutantVerdict.SURVIVED)
+        return self.count(MutantVerdict.KILLED) / decided if decided else None
+
+    @property
+    def passed(self) -> bool:
+        return self.score is None or self.score >= self.threshold
+
+    def to_dict(self) -> dict:
+        return {"killed": self.count(MutantVerdict.KILLED), "survived": self.count(MutantVerdict.SURVIVED),
+                "equivalent": self.count(MutantVerdict.EQUIVALENT), "score": self.score,
+                "threshold": self.threshold, "passed": self.passed,
+                "mutants": [r.to_dict() for r in self.results]}
+
+
+def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
+    """Every mutant the three faults give on `classes` (qualname -> pass class), in a fixed order."""
+    from dataclasses import replace
+
+    from fastpass.annotations import entries, lookup
+    from fastpass.annotations._model import Entry
+
+    from verify.gate import passes as gp
+
+    registry = entries()
+    out: list[Mutant] = []
+    for qn, cls in sorted(classes.items()):
+        ann = lookup(cls)
+        ops = ann.targeted_ops
+        if getattr(ops, "rule", None) is not None:  # a rule family: no op list to drop from
+            ops = None
+        base = registry.get(qn) or Entry(frozenset(ops or ()), ann.skip_sound, ann.copy_sound, why="discovered")
+        if ops and (ann.skip_sound or ann.copy_sound):
+            named = gp.ops_named_by(cls)
+            for op in sorted(ops, key=gp.op_name):
+                if gp.op_name(op) in named:
+                    kept = frozenset(o for o in ops if o is not op)
+                    out.append(Mutant(qn, cls, Fault.DROP_TARGETED_OP,
+                                      replace(base, ops=kept, why="self-test mutant"), gp.op_name(op)))
+        if not ann.copy_sound and (ann.skip_sound or ops):
+            out.append(Mutant(qn, cls, Fault.CLAIM_COPY,
+                              Entry(frozenset(ops or ()), ann.skip_sound, True, why="self-test mutant"), "copy_sound=True"))
+        if ann.copy_sound and not ann.skip_sound and ops is not None:
+            out.append(Mutant(qn, cls, Fault.WIDEN_SKIP,
+                              Entry(frozenset(ops), True, ann.copy_sound, why="self-test mutant"), "skip_sound=True"))
+    return out
+
+
+def sample(mutants: list[Mutant], n: int, seed: int) -> list[Mutant]:
+    """A seeded sample of `n` mutants, spread across the faults (round-robin over the faults'
+    shuffled lists), so that a small N still exercises each fault."""
+    rng = random.Random(seed)
+    by_fault = {fault: [m for m in mutants if m.fault is fault] for fault in Fault}
+    for group in by_fault.values():
+        rng.shuffle(group)
+    out: list[Mutant] = []
+    while len(out) < n and any(by_fault.values()):
+        for fault in Fault:
+            if by_fault[fault] and len(out) < n:
+                out.append(by_fault[fault].pop())
+    return out
+
+
+def equivalence(mutant: Mutant) -> str | None:
+    """Why `mutant` cannot change a lowering, if a reason is known; else None.
+
+    A widened skip claim is inert when upstream's own `should_run_pass` already skips every call
+    without one of the targeted ops (`passes.upstream_skip_covers`): fastpass checks upstream's
+    skip first, so its own skip never applies."""
+    from fastpass.annotations import overridden
+
+    from verify.gate import passes as gp
+
+    if mutant.fault is Fault.WIDEN_SKIP:
+        with overridden({mutant.qualname: mutant.entry}):
+            if gp.upstream_skip_covers(mutant.cls):
+                return ("upstream's should_run_pass skips every call without one of the pass's target_ops, "
+                        "all of them targeted: fastpass's skip never applies")
+    return None
+
+
+# gate(mutant classes, out folder, seed) -> the pass's PassVerdict, run as CI runs it
+GateRun = Callable[[dict[str, type], Path, "int | None"], Any]
+
+
+def ci_gate(args) -> GateRun:
+    """The gate as CI runs it for a changed annotation (`--since-gated`): a registry run over
+    the changed pass, every default stage, the CLI's budget (`args`), in this process."""
+    from verify.gate import run
+
+    def gate(classes: dict[str, type], out: Path, seed: int | None):
+        verdicts = run.gate_registry(classes, args.examples, list(args.stage or args.default_stages), out, seed,
+                                     args.max_ops, args.shrink_seconds, args.direct_examples, None,
+                                     args.min_evidence, args.top_up, args.top_up_seconds, args.max_seconds)
+        qn = next(iter(classes))
+        return next((v for v in verdicts if v.qualname == qn), verdicts[0])
+
+    return gate
+
+
+def run_mutant(mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult:
+    from fastpass.annotations import overridden
+
+    start = time.perf_counter()
+    argument = equivalence(mutant)
+    if argument is not None:
+        return MutantResult(mutant.qualname, mutant.fault, mutant.detail, MutantVerdict.EQUIVALENT, argument=argument)
+    with overridden({mutant.qualname: mutant.entry}):
+        v = gate({mutant.qualname: mutant.cls}, out, seed)
+    killed = v.verdict.fails
+    reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None
+    return MutantResult(mutant.qualname, mutant.fault, mutant.detail,
+                        MutantVerdict.KILLED if killed else MutantVerdict.SURVIVED, v.verdict.value,
+                        reproducer, reason=(v.reason or "")[:300], seconds=time.perf_counter() - start)
+
+
+def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: Path,
+              threshold: float = DEFAULT_KILL_THRESHOLD, on_result: Callable[[MutantResult], None] | None = None
+              ) -> SelfTestReport:
+    report = SelfTestReport(threshold=threshold)
+    chosen = sample(derive_mutants(classes), n, seed)
+    for index, mutant in enumerate(chosen, 1):
+        _log.info("gate self-test: [%d/%d] %s", index, len(chosen), mutant.label)
+        result = run_mutant(mutant, gate, out / f"mutant-{index}", seed)
+        report.results.append(result)
+        if on_result:
+            on_result(result)
+    return report
+
+
+def table(report: SelfTestReport) -> str:
+    rows = [("entry", "fault", "change", "verdict", "gate", "reproducer / argument")]
+    for r in report.results:
+        rows.append((r.entry.rsplit(".", 1)[-1], r.fault.value, r.detail, r.verdict.value, r.gate_verdict,
+                     r.reproducer or r.argument or r.reason[:60]))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(5)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row[:5], widths)) + "  " + str(row[5]) for row in rows]
+    score = "-" if report.score is None else f"{report.score:.0%}"
+    lines.append(f"self-test: killed {report.count(MutantVerdict.KILLED)}, survived "
+                 f"{report.count(MutantVerdict.SURVIVED)}, equivalent {report.count(MutantVerdict.EQUIVALENT)}; "
+                 f"score {score} (threshold {report.threshold:.0%}): {'pass' if report.passed else 'FAIL'}")
+    return "\n".join(lines)
+
+
+def main(args, default_stages) -> int:
+    """`verify gate --self-test [--mutants N] [--seed S] --json FILE`: exit 0 if the gate kills at
+    least the threshold share of the non-equivalent mutants, 1 otherwise."""
+    from verify.gate import passes as gp
+    from verify.report import atomic
+
+    args.default_stages = default_stages
+    out = (args.out or Path("verify-out") / "gate") / "self-test"
+    seed = 0 if args.seed is None else args.seed
+    with_logging = lambda r: print(f"self-test: {r.entry.rsplit('.', 1)[-1]} {r.fault.value} {r.detail}: "  # noqa: E731
+                                   f"{r.verdict.value} ({r.gate_verdict or 'not gated'})", flush=True)
+    report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=with_logging)
+    print(table(report))
+    if args.json:
+        atomic.write_text(Path(args.json), json.dumps(report.to_dict(), indent=2) + "\n")
+    return 0 if report.passed else 1
