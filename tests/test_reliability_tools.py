@@ -489,3 +489,19 @@ def test_a_gate_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path, mon
     launched = workers._launch_worker({"kind": "pass"}, tmp_path / "job", 60, 0)
     assert launched.document is None and launched.failure.startswith("<worker-crash: memory limit>: memory limit")
     assert "limit of 16 GiB" in launched.failure
+
+
+def test_verify_run_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path):
+    """`verify run --memory-limit`: a worker group over the limit is killed and its case is an error
+    verdict naming the limit (it was a harness error, and the run had no such option)."""
+    from tests.test_reliability import CHEAP, TINY, run_verify
+
+    report = tmp_path / "r.json"
+    done = run_verify("run", "--models", "none", "--model", TINY, "--targets", "tosa-int", *CHEAP,
+                      "--memory-limit", "0.05", "--out", str(tmp_path / "out"), "--json", str(report))
+    assert done.returncode == 1, done.stdout + done.stderr
+    [case] = json.loads(report.read_text())["cases"]
+    assert case["verdict"] == "error"
+    assert "memory limit exceeded" in case["error"] and "51.2 MiB" in case["error"], case["error"]
+    usage = run_verify("run", "--models", "none", "--model", TINY, "--memory-limit", "-1")
+    assert usage.returncode == 2 and "--memory-limit must be 0" in usage.stderr

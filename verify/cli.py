@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verify.launcher import add_memory_limit_option, memory_limit_of
 from verify.lowering.mode import Mode
 from verify.usage import UsageError
 
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
 RUN_OPTION_KEYS = ("features", "hash_seed", "null_seed", "reference_sets", "timeout", "keep_all",
-                   "second_mode", "calibration")
+                   "second_mode", "calibration", "memory_limit")
 
 
 def _csv(text: str) -> list[str]:
@@ -80,6 +81,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "'minmax' = the same with MinMaxObserver, as the fuzz tests use (same graph structure, "
                         "faster)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
+    add_memory_limit_option(p, "a worker process")
     p.add_argument("--out", type=Path, default=None,
                    help="run folder (default verify-out/<time>-<pid>-<random>; must not hold a run already)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
@@ -188,19 +190,21 @@ def _options_from(args, out: Path, features: tuple[str, ...]):
     return RunOptions(features=features, hash_seed=args.hash_seed,
                       null_seed=None if args.null_seed < 0 else args.null_seed,
                       reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
-                      keep_all=args.keep_all, second_mode=args.second_mode, calibration=args.calibration)
+                      keep_all=args.keep_all, second_mode=args.second_mode, calibration=args.calibration,
+                      memory_limit=memory_limit_of(args.memory_limit))
 
 
 def _options_json(options) -> dict:
     return {"features": list(options.features), "hash_seed": options.hash_seed, "null_seed": options.null_seed,
             "reference_sets": options.reference_sets, "timeout": options.timeout, "keep_all": options.keep_all,
-            "second_mode": options.second_mode, "calibration": options.calibration}
+            "second_mode": options.second_mode, "calibration": options.calibration,
+            "memory_limit": options.memory_limit}
 
 
 def _options_from_journal(saved: dict, out: Path):
     from verify.runner import RunOptions
 
-    return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS}, "features": tuple(saved["features"]),
+    return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS if k in saved}, "features": tuple(saved["features"]),
                          "second_mode": Mode(saved["second_mode"])},  # a journal's "fast"/"full" too
                       out_dir=out)
 

@@ -81,6 +81,23 @@ def describe_bytes(size: int) -> str:
     return f"{size / MIB:.3g} MiB"
 
 
+def add_memory_limit_option(parser, what: str) -> None:
+    """`--memory-limit GIB` for a command whose workers this launcher starts (`what` names them);
+    `memory_limit_of(args.memory_limit)` turns the value into bytes."""
+    parser.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / GIB, metavar="GIB",
+                        help=f"kill {what} (its whole process group) whose resident memory exceeds this many GiB; "
+                             f"an error naming the limit (default %(default)g; 0: no limit)")
+
+
+def memory_limit_of(gib: float) -> int | None:
+    """Bytes for a `--memory-limit` value (None: no limit); UsageError for a negative one."""
+    from verify.usage import UsageError
+
+    if gib < 0:
+        raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {gib:g}")
+    return int(gib * GIB) or None
+
+
 class WorkerCancelled(Exception):
     """The caller no longer needs the worker (`cancel` was set); its group was killed."""
 

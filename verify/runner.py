@@ -27,7 +27,9 @@ from typing import Callable
 from verify.cases import Case
 from verify.compare.checks import CheckResult, compare, first_divergence, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
-from verify.launcher import RunStopped, WorkerCancelled, WorkerTimeout, launch, stop_signal
+from verify.launcher import (
+    DEFAULT_MEMORY_LIMIT, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal,
+)
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
@@ -48,6 +50,7 @@ class RunOptions:
     keep_all: bool = False
     second_mode: Mode = Mode.FASTPASS  # STOCK makes the pinned comparison a stock-vs-stock null run
     calibration: str = "histogram"  # see verify.lowering.quantize.CALIBRATIONS
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a worker group's RSS (verify.launcher); None: none
 
 
 @dataclass
@@ -141,9 +144,12 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
     log_path = case_dir / f"{name}.log"
     try:
         returncode = launch("verify.worker", [str(job_path)], log_path=log_path,
-                            env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel)
+                            env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel,
+                            memory_limit=options.memory_limit)
     except WorkerTimeout:
         raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
+    except WorkerMemoryExceeded as exc:
+        raise WorkerFailure(f"{exc} (worker {name}, log {log_path})") from None
     if returncode == WORKER_EXIT_CANNOT_WRITE:  # not the case's fault: the run stops, the case stays to do
         raise CannotWrite(None, f"worker {name} could not write its output (file system full or not "
                                 f"writable; its log: {log_path})", str(case_dir))

@@ -19,7 +19,7 @@ import signal
 import sys
 from pathlib import Path
 
-from verify.launcher import DEFAULT_MEMORY_LIMIT, GIB
+from verify.launcher import add_memory_limit_option, memory_limit_of
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +45,7 @@ def add_parser(sub) -> None:
                             "(timed against the median of the case's stock lowerings)")
     bench.add_argument("--hash-seed", type=int, default=0)
     bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
-    bench.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / GIB, metavar="GIB",
-                       help="kill a lowering process (its whole group) whose resident memory exceeds this many "
-                            "GiB; the case fails naming the limit (default %(default)g; 0: no limit)")
+    add_memory_limit_option(bench, "a lowering process")
     bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.bench.results)")
     bench.add_argument("--plot", type=Path, default=None,
                        help="PNG of per-pass time and ablation (one per case: FILE-<model>-<target>.png for several)")
@@ -90,8 +88,7 @@ def cmd_bench(args) -> int:
         if problem:
             raise UsageError(problem)
     features = _features(args.features)
-    if args.memory_limit < 0:
-        raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
+    memory_limit = memory_limit_of(args.memory_limit)
     for path, option in ((args.json, "--json"), (args.plot, "--plot")):
         if path:
             check_output_file(path, option)
@@ -99,7 +96,7 @@ def cmd_bench(args) -> int:
         check_output_folder(args.work_dir, "--work-dir")
     options = BenchOptions(models=models, targets=targets, pairs=args.pairs, features=features,
                            hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout,
-                           memory_limit=int(args.memory_limit * GIB) or None)
+                           memory_limit=memory_limit)
     if args.work_dir:
         options.work_dir = args.work_dir
     log.info("verify bench: %s on %s, %d pair(s) per case, %d lowerings, logs in %s", ", ".join(models),
