@@ -28,6 +28,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import random
 import signal
 import sys
 import time
@@ -73,10 +75,57 @@ class ModeRun:
 
 
 @dataclass(frozen=True)
+class Share:
+    """`--share [SUITE:]AMOUNT`: run a seeded random share of a suite folder's test files.
+
+    Whole files, not tests: a file's fixtures and module-scoped setup then behave as in a full
+    run, and the mode processes get paths, never node ids. AMOUNT is a fraction (0 < f <= 1, with
+    a decimal point) or a count of files; without SUITE it applies to every suite folder given."""
+
+    suite: str | None
+    fraction: float | None = None
+    count: int | None = None
+
+    def size(self, total: int) -> int:
+        """How many of `total` files (at least one, at most all)."""
+        wanted = self.count if self.count is not None else round(self.fraction * total)
+        return min(total, max(1, wanted))
+
+    def __str__(self) -> str:
+        amount = str(self.count) if self.count is not None else f"{self.fraction:g}"
+        return amount if self.suite is None else f"{self.suite}:{amount}"
+
+
+def share_arg(text: str) -> Share:
+    suite, _, amount = text.rpartition(":")
+    problem = (f"{text!r}: [SUITE:]AMOUNT, AMOUNT a fraction of the suite's test files (0 < f <= 1, e.g. 0.1) "
+               "or a count of them (e.g. 20)")
+    try:
+        share = (Share(suite or None, fraction=float(amount)) if "." in amount
+                 else Share(suite or None, count=int(amount)))
+    except ValueError:
+        raise argparse.ArgumentTypeError(problem) from None
+    if (share.fraction is not None and not 0 < share.fraction <= 1) or (share.count is not None and share.count < 1):
+        raise argparse.ArgumentTypeError(problem)
+    return share
+
+
+def share_seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a non-negative integer (the seed a run printed, to repeat it)")
+    return seed
+
+
+@dataclass(frozen=True)
 class PeerSettings:
     """What every pytest process of a peer run shares."""
 
-    root: Path  # the Arm test folder (pytest's rootdir)
+    root: Path  # the Arm test folder
+    rootdir: Path  # pytest's: the Arm test folder, or above it the folder holding every suite given
     out: Path  # this run's folder
     workers: int  # xdist workers per pytest process (0: none)
     timeout: int  # per test (pytest-timeout)
@@ -121,6 +170,152 @@ def resolve_suites(names: list[str], root: Path) -> list[Path]:
     return paths
 
 
+# pytest's default `python_files` (the modes run under an empty ini, so these are pytest's rule)
+TEST_FILE_PATTERNS = ("test_*.py", "*_test.py")
+
+
+def test_files(path: Path) -> list[Path]:
+    """The test files pytest collects from `path` (the file itself, or those below the folder), sorted."""
+    if path.is_file():
+        return [path]
+    return sorted({f for pattern in TEST_FILE_PATTERNS for f in path.rglob(pattern)
+                   if "__pycache__" not in f.parts})
+
+
+def suite_name(path: Path, root: Path) -> str:
+    """How a suite is named on the command line: relative to the Arm test folder, else its path."""
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def choose_shares(suites: list[Path], root: Path, shares: list[Share], seed: int) -> dict[str, dict[str, Any]]:
+    """The files each shared suite folder runs: `rng.sample` of its test files under a generator
+    seeded by `seed` and the suite's name, so a suite's share depends on the seed alone (not on
+    the other suites given) and one seed repeats a run's files exactly. Chosen once, before any
+    mode starts: every mode runs the same files. Returns, per shared suite, its record
+    (amount, files in the folder, the chosen files relative to the folder)."""
+    names = {suite_name(s, root): s for s in suites}
+    shares = [Share(str(Path(s.suite)), s.fraction, s.count) if s.suite is not None else s for s in shares]
+    for share in shares:
+        if share.suite is not None and share.suite not in names:
+            raise UsageError(f"--share {share}: {share.suite!r} is not one of the suites given ({', '.join(names)})")
+        if share.suite is not None and not names[share.suite].is_dir():
+            raise UsageError(f"--share {share}: {share.suite!r} is a file; a share is taken of a suite folder's files")
+    chosen: dict[str, dict[str, Any]] = {}
+    for name, path in names.items():
+        share = next((s for s in reversed(shares) if s.suite == name), None)
+        if share is None and path.is_dir():
+            share = next((s for s in reversed(shares) if s.suite is None), None)
+        if share is None:
+            continue
+        files = test_files(path)
+        picked = sorted(random.Random(f"{seed}/{name}").sample(files, share.size(len(files))))
+        chosen[name] = {"share": str(share), "of_files": len(files),
+                        "files": [str(f.relative_to(path)) for f in picked]}
+    return chosen
+
+
+def exception_chain(exc: BaseException | None) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling (pytest's CollectError
+    for an ImportError is raised `from` it)."""
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
+class CollectProbe:
+    """pytest plugin of the collection probe: the tests each file holds, and each file whose
+    collection raised, with the module found missing (a ModuleNotFoundError in the chain)."""
+
+    def __init__(self) -> None:
+        self.tests: Counter[str] = Counter()
+        self.failures: dict[str, dict[str, str | None]] = {}
+
+    def pytest_itemcollected(self, item: Any) -> None:
+        self.tests[str(item.path)] += 1
+
+    def pytest_exception_interact(self, node: Any, call: Any, report: Any) -> None:
+        if report.when != "collect":
+            return
+        chain = exception_chain(call.excinfo.value)
+        missing = next((e.name for e in chain if isinstance(e, ModuleNotFoundError)), None)
+        cause = chain[-1]
+        first_line = next(iter(str(cause).strip().splitlines()), "")
+        self.failures[str(node.path)] = {"missing": missing, "error": f"{type(cause).__name__}: {first_line}"}
+
+
+def probe_main(argv: list[str]) -> int:
+    """The probe process: `pytest --collect-only` with `argv[1:]` and a CollectProbe, whose
+    findings go to the JSON file `argv[0]` (written whatever pytest's exit status)."""
+    import pytest
+
+    probe = CollectProbe()
+    code = pytest.main(argv[1:], plugins=[probe])
+    Path(argv[0]).write_text(json.dumps({"pytest_exit": int(code), "tests": dict(probe.tests),
+                                         "failures": probe.failures}, indent=1))
+    return 0
+
+
+@dataclass(frozen=True)
+class Probed:
+    """What the probe found: the runnable paths (the suites as given, or a folder's runnable
+    files where some of its files are not), and why each other file is not run."""
+
+    paths: list[Path]
+    not_runnable: dict[str, str]  # file (as peer names it) -> reason
+    tests: dict[str, int]  # file -> tests collected
+
+
+def probe_collection(suites: list[Path], settings: PeerSettings) -> Probed:
+    """Collect every test file once, up front, in one stock pytest process like the modes'.
+
+    A file that does not collect would interrupt every mode's whole session (pytest stops
+    before running anything on a collection error) or, run alone, count as an error that is
+    not the lowering's: executorch's model tests import torchvision, timm, torchaudio,
+    transformers, which need not be installed. Such a file is not run in any mode and is listed
+    with its reason: "not runnable here: <module> missing" when a module is missing, else
+    "does not collect here: <error>". Raises RuntimeError if the probe itself gives no answer
+    or something other than a test file (a conftest) fails to collect."""
+    out = settings.out
+    files = sorted({f for s in suites for f in test_files(s)})
+    result = out / "collect.json"
+    result.unlink(missing_ok=True)
+    ini = out / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    command = [sys.executable, "-c", "import sys; from verify.peer import probe_main; sys.exit(probe_main(sys.argv[1:]))",
+               str(result), "-c", str(ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider", "-p", "no:xdist",
+               "-q", "--collect-only", *map(str, files)]
+    log_path = out / "collect.log"
+    print(f"[collect] {len(files)} test files, collected once up front; log {log_path}", flush=True)
+    try:
+        code = launch_command(command, log_path=log_path, env={"PYTHONHASHSEED": str(settings.hash_seed)},
+                              timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit)
+    except WorkerMemoryExceeded as exc:
+        raise RuntimeError(f"[collect] {exc}; log {log_path}") from None
+    if not result.exists():
+        raise RuntimeError(f"[collect] exit {code} without its report; see {log_path}")
+    found = json.loads(result.read_text())
+    by_path = {str(f): f for f in files}
+    stray = {p: f for p, f in found["failures"].items() if p not in by_path}
+    if stray:
+        raise RuntimeError("; ".join(f"[collect] {p} does not collect: {f['error']}" for p, f in stray.items())
+                           + f"; see {log_path}")
+    excluded = {by_path[p] for p in found["failures"]}
+    paths = []
+    for suite in suites:
+        inside = test_files(suite)
+        if excluded.isdisjoint(inside):
+            paths.append(suite)
+        else:
+            paths.extend(f for f in inside if f not in excluded)
+    shown = {p: suite_name(f, settings.root) for p, f in by_path.items()}
+    not_runnable = {shown[p]: (f"not runnable here: {f['missing']} missing" if f["missing"]
+                               else f"does not collect here: {f['error']}")
+                    for p, f in sorted(found["failures"].items())}
+    return Probed(paths, not_runnable, {shown[p]: n for p, n in found["tests"].items() if p in shown})
+
+
 def pytest_command(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> list[str]:
     """The pytest process of `mode` over `suites`; its report is `out/<name>.json`."""
     out = settings.out
@@ -129,7 +324,7 @@ def pytest_command(mode: str, name: str, suites: list[Path], settings: PeerSetti
     ini = out / "pytest.ini"
     ini.write_text("[pytest]\n")
     workers = ["-n", str(settings.workers)] if settings.workers > 0 else ["-p", "no:xdist"]
-    return [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(settings.root), "-p", "no:cacheprovider",
+    return [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider",
             "-q", "--timeout", str(settings.timeout), *MODES[mode], "--fastpass-json", str(out / f"{name}.json"),
             "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{name}.xml"),
             *workers, *settings.extra, *map(str, suites)]
@@ -199,7 +394,7 @@ def shard_suites(suites: list[Path], shards: int) -> list[list[Path]]:
     """`shards` interleaved subsets of the suites' test files (the suites as given if 1)."""
     if shards == 1:
         return [suites]
-    files = sorted({f for s in suites for f in ([s] if s.is_file() else s.rglob("test_*.py"))})
+    files = sorted({f for s in suites for f in test_files(s)})
     return [files[k::shards] for k in range(shards) if files[k::shards]]
 
 
@@ -256,10 +451,16 @@ def mismatches(runs: list[ModeRun]) -> list[tuple[str, dict[str, str]]]:
     return found
 
 
-def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: list[str] = ()) -> int:
+def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: list[str] = (),
+              not_runnable: dict[str, str] | None = None) -> int:
     """Print the comparison of `runs`; 1 on any mismatch, divergence, unchecked lowering, failed
     mode or lost xdist worker, else 0. Stopped by a signal, it compares the modes that finished
-    and says which did not (the caller exits 130/143)."""
+    and says which did not (the caller exits 130/143). `not_runnable`: the files the collection
+    probe left out of every mode, with why (listed; they do not fail the run)."""
+    if not_runnable:
+        print(f"\nnot run in any mode: {len(not_runnable)} test files that do not collect here")
+        for path, reason in not_runnable.items():
+            print(f"  {path}: {reason}")
     if not runs:
         print(f"\npeer: stopped by {stopped_by} before any mode finished" if stopped_by
               else "\npeer: no mode ran")
@@ -326,8 +527,9 @@ def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: li
         print(f"\npeer: STOPPED by {stopped_by}: compared the modes that finished ({', '.join(r.mode for r in runs)}); "
               f"not finished: {', '.join(unfinished) or 'none'}" + ("; FAILED (see above)" if failed else ""))
         return 1
+    left_out = f" ({len(not_runnable)} test files not runnable here, listed above)" if not_runnable else ""
     print("\npeer: " + ("FAILED (see above)" if failed else "every test has the same outcome in every mode"
-                        + verdict_line))
+                        + verdict_line + left_out))
     return 1 if failed else 0
 
 
@@ -347,6 +549,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=1800, help="per-test timeout in seconds (pytest-timeout)")
     parser.add_argument("--hash-seed", type=hash_seed, default=0,
                         help="PYTHONHASHSEED of every mode (default 0, whatever the environment holds)")
+    parser.add_argument("--share", type=share_arg, action="append", default=[], metavar="[SUITE:]AMOUNT",
+                        help="run a seeded random share of a suite folder's test files (whole files, the same in "
+                             "every mode): AMOUNT a fraction (0.1) or a count (20); SUITE one of the suites given "
+                             "(e.g. ops:0.1), without it every suite folder; repeatable")
+    parser.add_argument("--share-seed", type=share_seed, default=None, metavar="SEED",
+                        help="the seed the shares are drawn with (default: a fresh one per run, printed and in "
+                             "peer.json; give it to repeat a run's files)")
     parser.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / GIB, metavar="GIB",
                         help="resident memory per xdist worker (the pytest process group may hold workers "
                              "times this); over it the mode is killed and fails naming the limit "
@@ -359,6 +568,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not run: compare the mode reports already in DIR (e.g. a run's folder)")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
     args = parser.parse_args(argv)
+    seed = args.share_seed if args.share_seed is not None else random.SystemRandom().randrange(2 ** 32)
     try:
         modes = [m for m in args.modes.split(",") if m]
         unknown = set(modes) - set(MODES)
@@ -370,6 +580,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
         root = arm_test_root()
         suites = resolve_suites(args.suites, root)
+        shares = choose_shares(suites, root, args.share, seed)
         if args.from_reports is None:
             check_output_folder(args.out, "--out")
     except (UsageError, OutputUsageError) as exc:
@@ -385,21 +596,51 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     out = _new_run_dir(args.out.resolve())
-    settings = PeerSettings(root=root, out=out, workers=args.workers, timeout=args.timeout,
+    # Test ids are paths relative to the rootdir: a file outside it would be named `::test` alone,
+    # and two files' tests would share ids.
+    rootdir = Path(os.path.commonpath([root, *suites]))
+    settings = PeerSettings(root=root, rootdir=rootdir, out=out, workers=args.workers, timeout=args.timeout,
                             extra=("-k", args.keyword) if args.keyword else (), hash_seed=args.hash_seed,
                             memory_limit=int(args.memory_limit * GIB) or None)
-    shown = ", ".join(str(s.relative_to(root)) if s.is_relative_to(root) else str(s) for s in suites)
-    print(f"peer: {shown} from {root}, modes {', '.join(modes)}, {args.workers} workers, hash seed "
-          f"{args.hash_seed}; reports in {out}", flush=True)
+    print(f"peer: {', '.join(suite_name(s, root) for s in suites)} from {root}, modes {', '.join(modes)}, "
+          f"{args.workers} workers, hash seed {args.hash_seed}; reports in {out}", flush=True)
+    for name, share in shares.items():
+        print(f"share {share['share']}: {name}, {len(share['files'])} of {share['of_files']} test files, "
+              f"share seed {seed} (--share-seed {seed} repeats them): {', '.join(share['files'])}", flush=True)
+    # the suites the modes run: a shared folder as its chosen files
+    chosen = [p for s in suites for p in ([s / f for f in shares[suite_name(s, root)]["files"]]
+                                          if suite_name(s, root) in shares else [s])]
+    runs: list[ModeRun] = []
+    unfinished = list(modes)
+    probed = Probed([], {}, {})
+    error = None
     # The handlers stay in place until peer.json is written: a second Ctrl-C must not cut that short.
     with stop_on_signals():
-        runs, unfinished = run_modes(modes, args.parallel, args.shards, suites, settings)
+        try:
+            probed = probe_collection(chosen, settings)
+        except RunStopped:
+            pass
+        except RuntimeError as exc:
+            error = str(exc)
+            print(error, flush=True)
+        for path, reason in probed.not_runnable.items():
+            print(f"[collect] {path}: {reason}", flush=True)
+        if error is None and stop_signal() is None:
+            if probed.paths:
+                runs, unfinished = run_modes(modes, args.parallel, args.shards, probed.paths, settings)
+            else:
+                error = "no test file of the suites given collects here"
         stopped = stop_signal()
         stopped_by = None if stopped is None else signal.Signals(stopped).name
-        code = summarize(runs, stopped_by, unfinished)
+        code = summarize(runs, stopped_by, unfinished, probed.not_runnable)
+        if error is not None:
+            print(f"peer: FAILED: {error}")
         write_text(out / "peer.json", json.dumps({
             "suites": [str(s) for s in suites], "modes": modes, "hash_seed": args.hash_seed,
-            "complete": stopped is None, "stopped_by": stopped_by, "unfinished_modes": unfinished,
+            "share_seed": seed, "shares": shares, "not_runnable": probed.not_runnable,
+            "tests_per_file": probed.tests, "run_paths": [str(p) for p in probed.paths],
+            "complete": stopped is None and error is None, "stopped_by": stopped_by, "unfinished_modes": unfinished,
+            "collect_error": error,
             "outcome_counts": {r.mode: r.report["outcome_counts"] for r in runs},
             "seconds": {r.mode: r.seconds for r in runs},
             "errors": {r.mode: r.error for r in runs if r.error is not None},

@@ -1,0 +1,91 @@
+"""verify.peer's share and collection probe (issue 33, item 3): `--share [SUITE:]AMOUNT` runs a
+seeded random share of a suite folder's test files — one seed, one share; a fresh seed per run
+unless given; the seed and the files in peer.json; the same files in every mode — and a file
+that does not collect here (a module not installed) is listed with its reason, not run.
+
+The suites are tiny folders of our own (peer takes any path), never executorch's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from verify import launcher, peer
+
+GOOD = "def test_{name}_a():\n    pass\n\n\ndef test_{name}_b():\n    pass\n"
+
+
+def make_folder(folder: Path, names: list[str]) -> Path:
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / f"test_{name}.py").write_text(GOOD.format(name=name))
+    return folder
+
+
+def chosen(suite: Path, amount: str, seed: int) -> list[str]:
+    """The files of `suite` (a folder outside the Arm tests: named by its path) a share draws."""
+    outside = Path("/nonexistent/arm/test")
+    return peer.choose_shares([suite], outside, [peer.share_arg(amount)], seed)[str(suite)]["files"]
+
+
+def test_one_seed_one_share_another_seed_another(tmp_path):
+    suite = make_folder(tmp_path / "many", [f"f{k:02}" for k in range(20)])
+    first = chosen(suite, "5", 1)
+    assert len(first) == 5 and first == sorted(first)
+    assert chosen(suite, "5", 1) == first, "the same seed draws the same files"
+    assert chosen(suite, "5", 2) != first, "another seed draws other files"
+    assert len(chosen(suite, "0.25", 1)) == 5 and len(chosen(suite, "0.01", 1)) == 1
+    assert len(chosen(suite, "1.0", 1)) == 20 and len(chosen(suite, "50", 1)) == 20
+
+
+def test_a_share_names_a_suite_given_and_a_valid_amount(tmp_path, capsys):
+    suite = make_folder(tmp_path / "s", ["one"])
+    for bad in ("0", "1.5", "0.0", "x", "ops:"):
+        with pytest.raises(SystemExit) as refused:
+            peer.main([str(suite), "--share", bad])
+        assert refused.value.code == 2, bad
+    assert peer.main([str(suite), "--share", "elsewhere:0.5", "--out", str(tmp_path / "out")]) == 2
+    assert "'elsewhere' is not one of the suites given" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists(), "refused before any run folder"
+
+
+def test_the_share_is_recorded_run_alike_in_every_mode_and_what_does_not_collect_is_listed(tmp_path, capsys):
+    """Two suites: `shared` (ten files, a share of 3) and `mixed` (no share): one good file, one
+    importing a module not installed, one raising at import. Either bad file alone, collected by a
+    mode, stops that mode's whole session before any test (pytest's collection error)."""
+    launcher.reset_after_stop()
+    shared = make_folder(tmp_path / "shared", [f"s{k}" for k in range(10)])
+    mixed = make_folder(tmp_path / "mixed", ["good"])
+    (mixed / "test_needs.py").write_text("import no_such_module_here\n\n\ndef test_needs():\n    pass\n")
+    (mixed / "test_boom.py").write_text("raise RuntimeError('boom at import')\n\n\ndef test_boom():\n    pass\n")
+    out = tmp_path / "out"
+    args = [str(shared), str(mixed), "-n", "0", "--modes", "stock,fastpass", "--share", f"{shared}:3", "--out", str(out)]
+    assert peer.main([*args, "--share-seed", "11"]) == 0
+    printed = capsys.readouterr().out
+    (run,) = out.iterdir()
+    document = json.loads((run / "peer.json").read_text())
+
+    files = chosen(shared, "3", 11)
+    assert document["share_seed"] == 11 and "share seed 11" in printed
+    assert document["shares"] == {str(shared): {"share": f"{shared}:3", "of_files": 10, "files": files}}
+    expected = {f"{Path(*p.parts[1:])}::test_{p.stem[5:]}_{x}" for p in
+                [shared / f for f in files] + [mixed / "test_good.py"] for x in "ab"}
+    for mode in ("stock", "fastpass"):
+        outcomes = json.loads((run / f"{mode}.json").read_text())["outcomes"]
+        assert set(outcomes) == expected and set(outcomes.values()) == {"passed"}, mode
+    assert document["not_runnable"] == {
+        str(mixed / "test_boom.py"): "does not collect here: RuntimeError: boom at import",
+        str(mixed / "test_needs.py"): "not runnable here: no_such_module_here missing"}
+    assert "test_needs.py: not runnable here: no_such_module_here missing" in printed
+
+    # no seed given: a fresh one per run, printed and recorded
+    assert peer.main([*args, "--modes", "stock"]) == 0
+    assert peer.main([*args, "--modes", "stock"]) == 0
+    printed = capsys.readouterr().out
+    seeds = [json.loads((r / "peer.json").read_text())["share_seed"] for r in sorted(out.iterdir()) if r != run]
+    assert len(seeds) == 2 and seeds[0] != seeds[1]
+    assert sorted(re.findall(r"share seed (\d+)", printed)) == sorted(str(s) for s in seeds)
