@@ -27,6 +27,7 @@ from pathlib import Path
 
 from verify.report import atomic, junit
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
+from verify.gate import ledger
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, count
 from verify.report.verdict import Feature, GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
@@ -335,10 +336,14 @@ def cmd_gate(args) -> int:
                 print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
                       "(no divergence, too little evidence): see the summary", file=sys.stderr)
             try:
-                print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
+                head = gp.record_gated()
             except gp.PassRefError as exc:
                 print(f"verify gate: {exc}", file=sys.stderr)
                 return 2
+            annotated = gp.annotated_passes()
+            counts = ledger.record(verdicts, annotated, info, head, annotated)
+            print(f"verify gate: recorded {head} in {gp.GATED_AT} and the proofs in {ledger.LEDGER_PATH} ("
+                  + ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items())) + ")", file=sys.stderr)
     return 0 if ok else 1
 
 
