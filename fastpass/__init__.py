@@ -4,9 +4,16 @@ Public API (stable; see README/docstrings of the private modules for the why):
 
     FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
                                    "verifyonce")
-    enabled(features=None, allow_untested_versions=False)   context manager
-    enable(features=None, allow_untested_versions=False); disable(); is_enabled()
+    enabled(features=None, allow_untested_versions=False, trust="proven")   context manager
+    enable(features=None, allow_untested_versions=False, trust="proven"); disable(); is_enabled()
     stats() -> dict; reset_stats()
+
+Trust: ``"proven"`` (the default) uses an annotation only when the proof ledger
+(``fastpass/annotations/proofs.json``, written by ``python -m verify gate --record-gated``)
+says ``sound`` for exactly that claim, this fastpass machinery and these executorch/torch
+versions; every other pass runs stock. ``"all"`` uses every annotation in effect (the gate,
+which proves them, needs it). ``stats()["relied_on"]`` names each annotation a lowering
+skipped or copied by, with its ledger status.
 
 Enabling twice without disabling raises RuntimeError (no nesting/refcount:
 two callers asking for different feature sets could not both be honoured).
@@ -40,8 +47,8 @@ from . import _patches, _stats
 FEATURES = _patches.FEATURES
 
 
-def enable(features: Optional[Any] = None, allow_untested_versions: bool = False) -> None:
-    _patches.install(features, allow_untested_versions=allow_untested_versions)
+def enable(features: Optional[Any] = None, allow_untested_versions: bool = False, trust: Any = "proven") -> None:
+    _patches.install(features, allow_untested_versions=allow_untested_versions, trust=trust)
 
 
 def disable() -> None:
@@ -53,8 +60,9 @@ def is_enabled() -> bool:
 
 
 @contextlib.contextmanager
-def enabled(features: Optional[Any] = None, allow_untested_versions: bool = False) -> Iterator[None]:
-    enable(features, allow_untested_versions=allow_untested_versions)
+def enabled(features: Optional[Any] = None, allow_untested_versions: bool = False,
+            trust: Any = "proven") -> Iterator[None]:
+    enable(features, allow_untested_versions=allow_untested_versions, trust=trust)
     try:
         yield
     finally:

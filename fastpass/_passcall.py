@@ -23,7 +23,7 @@ from typing import Any, Callable
 from torch.fx.passes.infra.pass_base import PassResult
 
 from . import _context, _patches, _skip, _stats
-from .annotations import NO_ANNOTATION, lookup
+from .annotations import NO_ANNOTATION, _proofs, lookup
 from .annotations._model import qualname
 
 
@@ -51,7 +51,18 @@ def _skip_reason(gm: Any, ann: Any) -> str:
 
 
 def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
+    """The pass's context: the annotation fastpass may use in it, and whether copy is on.
+
+    Under ``Trust.PROVEN`` (the default) an annotation is used only when the proof ledger says
+    ``sound`` for exactly this claim, machinery and executorch/torch (``annotations._proofs``):
+    otherwise the pass runs as if it had none (stock, upstream's own skip still applies). The
+    record keeps the status either way, so a lowering says what it rested on."""
     ann = lookup(p) if _is_export_pass(p) else NO_ANNOTATION
+    if ann is not NO_ANNOTATION:
+        status = _proofs.status_of(type(p))
+        rec.proof = status.value
+        if _patches.TRUST is _proofs.Trust.PROVEN and status is not _proofs.ProofStatus.SOUND:
+            ann = NO_ANNOTATION
     copy_on = "copy" in _patches.STATE.features and ann.copy_sound
     return _context.PassCtx(p, ann, copy_on, rec)
 

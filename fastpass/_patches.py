@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import warnings
 from typing import Any, FrozenSet, List, Optional, Tuple
 
 from . import _context, _stats
+from .annotations import _proofs
+from .annotations._proofs import Trust
 from .patching import PatchPoint, Patches
 
 FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
@@ -162,12 +165,45 @@ def check_versions(allow_untested: bool = False) -> None:
         )
 
 
-def install(features: Optional[Any] = None, allow_untested_versions: bool = False) -> None:
+# Which annotations the pass-call hook uses while enabled (fastpass.annotations._proofs.Trust);
+# set by install, read by _passcall._make_ctx.
+TRUST = Trust.PROVEN
+_warned_stale = False
+
+
+def _normalize_trust(trust: Any) -> Trust:
+    try:
+        return Trust(trust)
+    except ValueError:
+        raise ValueError(f"unknown trust {trust!r}; trust is one of {[t.value for t in Trust]}") from None
+
+
+def _warn_if_stale() -> None:
+    """Once per process: how many proven annotations no longer hold (they run stock until re-proven)."""
+    global _warned_stale
+    if _warned_stale:
+        return
+    _warned_stale = True
+    stale = _proofs.stale_sound()
+    if stale:
+        warnings.warn(f"fastpass: {len(stale)} annotation(s) proven sound in {_proofs.LEDGER_PATH.name} changed "
+                      f"since (claim, fastpass's machinery or executorch/torch): they run stock until "
+                      f"`python -m verify gate --since-gated --record-gated` proves them again "
+                      f"(first: {', '.join(n.rsplit('.', 1)[-1] for n in stale[:3])})", stacklevel=4)
+
+
+def install(features: Optional[Any] = None, allow_untested_versions: bool = False,
+            trust: Any = Trust.PROVEN) -> None:
+    global TRUST
     feats = _normalize(features)
+    trust = _normalize_trust(trust)
     if STATE.active:
         raise RuntimeError("fastpass is already enabled (nesting is not supported; call disable() first)")
     check_versions(allow_untested_versions)
+    if trust is Trust.PROVEN:
+        _warn_if_stale()
     STATE.install(patch_table(), feats)
+    TRUST = trust
     from . import _emit
 
     _emit.forget_config_answers()

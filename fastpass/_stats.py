@@ -26,6 +26,14 @@ class PassRecord:
     copy_s: float = 0.0  # time spent emitting copied nodes
     dispatch_s: float = 0.0  # time spent on nodes that went the stock way (copy on)
     depth: int = 0  # >0: invoked from inside another pass (time not double-counted)
+    # The ledger status of the pass's annotation (annotations._proofs.ProofStatus value), "" when
+    # it has none: what a skip or a copy in this call rested on.
+    proof: str = ""
+
+    @property
+    def relied_on_annotation(self) -> bool:
+        """Did fastpass act on the annotation here: skip the call by it, or copy nodes by it?"""
+        return self.copied > 0 or (self.skipped and self.skip_reason == "no-targeted-ops")
 
     def as_dict(self) -> Dict[str, Any]:
         return {
@@ -40,6 +48,7 @@ class PassRecord:
             "copy_s": self.copy_s,
             "dispatch_s": self.dispatch_s,
             "depth": self.depth,
+            "proof": self.proof,
         }
 
 
@@ -196,5 +205,8 @@ def snapshot() -> Dict[str, Any]:
         "dtype_checks_run": _S.dtype_checks_run,
         "dtype_checks_skipped": _S.dtype_checks_skipped,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
+        # Each annotation fastpass skipped or copied by, with its ledger status: what the lowering
+        # rested on (under the default trust every one is "sound").
+        "relied_on": dict(sorted({r.qualname: r.proof for r in recs if r.relied_on_annotation}.items())),
         "per_pass": [r.as_dict() for r in recs],
     }

@@ -32,6 +32,7 @@ from verify.report import atomic, junit
 from verify.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
+from verify.gate import ledger
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, Unfinished, count
 from verify.report.verdict import Feature, GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
@@ -62,7 +63,9 @@ def add_parsers(sub) -> None:
                            "fastpass/annotations/gated-at (what CI runs); every annotated pass if "
                            "fastpass/*.py changed since, or if that revision is not in this clone")
     gate.add_argument("--record-gated", action="store_true",
-                      help="when every checked pass is sound, write HEAD into fastpass/annotations/gated-at")
+                      help="when no checked pass is unsound or errored, write HEAD into "
+                           "fastpass/annotations/gated-at and the run's verdicts into the proof ledger "
+                           "(fastpass/annotations/proofs.json)")
     gate.add_argument("--examples", type=int, default=None,
                       help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
                            f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
@@ -377,10 +380,14 @@ def cmd_gate(args) -> int:
                 print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
                       "(no divergence, too little evidence): see the summary", file=sys.stderr)
             try:
-                print(f"verify gate: recorded {gp.record_gated()} in {gp.GATED_AT}", file=sys.stderr)
+                head = gp.record_gated()
             except gp.PassRefError as exc:
                 print(f"verify gate: {exc}", file=sys.stderr)
                 return 2
+            annotated = gp.annotated_passes()
+            counts = ledger.record(verdicts, annotated, info, head, annotated)
+            print(f"verify gate: recorded {head} in {gp.GATED_AT} and the proofs in {ledger.LEDGER_PATH} ("
+                  + ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items())) + ")", file=sys.stderr)
     return 0 if ok else 1
 
 

@@ -69,13 +69,14 @@ class ObservedCall:
 
 def lower(program: Any, target: Target, mode: Mode | str, features: tuple[str, ...] = (),
           snapshots: bool = True, reference_sets: int = 3, hash_seed: str | None = None,
-          final_snapshot: bool | None = None, serialize: bool = True) -> LoweringResult:
+          final_snapshot: bool | None = None, serialize: bool = True, trust: str = "proven") -> LoweringResult:
     """Lower a deep copy of `program` (so both modes start from the same graph) and observe it.
 
     The one way every command lowers. `snapshots`: a graph snapshot after every pass (the
     comparison's; the bench turns them off, they would dominate its timings); `final_snapshot`:
     the final graph's (default: as `snapshots`); `reference_sets`: TOSA reference-model runs per
-    delegate (0: none); `serialize`: `to_executorch()` after the lowering, timed apart."""
+    delegate (0: none); `serialize`: `to_executorch()` after the lowering, timed apart; `trust`:
+    which annotations fastpass uses (`proven`, what users get; the gate proves with `all`)."""
     from executorch.exir import to_edge_transform_and_lower
 
     program = copy.deepcopy(program)
@@ -85,7 +86,7 @@ def lower(program: Any, target: Target, mode: Mode | str, features: tuple[str, .
         return to_edge_transform_and_lower(program, partitioner=[partitioner])
 
     return observe_call(call, mode, features, snapshots, reference_sets, hash_seed,
-                        final_snapshot=final_snapshot, serialize=serialize).result
+                        final_snapshot=final_snapshot, serialize=serialize, trust=trust).result
 
 
 def _graph_module_of(lowered: Any) -> Any:
@@ -97,7 +98,7 @@ def _graph_module_of(lowered: Any) -> Any:
 
 def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), snapshots: bool = True,
                  reference_sets: int = 3, hash_seed: str | None = None, final_snapshot: bool | None = None,
-                 serialize: bool = True) -> ObservedCall:
+                 serialize: bool = True, trust: str = "proven") -> ObservedCall:
     """Run `call()` (any lowering or pass call returning an EdgeProgramManager or ExportedProgram) in
     `mode`, observing every pass, and build the LoweringResult the checks compare.
 
@@ -111,7 +112,7 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
     try:
         with observe_lowering(snapshots=snapshots) as observation:
             result.observation = observation  # kept when the lowering raises: it says how far it got
-            with mode.context(features):
+            with mode.context(features, trust):
                 if mode is Mode.FASTPASS:
                     import fastpass
 
@@ -132,7 +133,7 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
                                            tosa[index] if index < len(tosa) else None))
         result.constants = capture_constants(edge.exported_program() if hasattr(edge, "exported_program") else edge)
         if serialize:
-            _serialize(edge, mode, features, result)
+            _serialize(edge, mode, features, trust, result)
     except Exception as exc:  # noqa: BLE001 - a failing lowering is a result to compare
         result.seconds = time.perf_counter() - start
         observed.exception = exc
@@ -154,7 +155,7 @@ def observe_call(call: Any, mode: Mode | str, features: tuple[str, ...] = (), sn
     return observed
 
 
-def _serialize(edge: Any, mode: Mode, features: tuple[str, ...], result: LoweringResult) -> None:
+def _serialize(edge: Any, mode: Mode, features: tuple[str, ...], trust: str, result: LoweringResult) -> None:
     """`to_executorch().buffer`: the program a user ships, in the same mode as the lowering.
 
     Run after everything else is captured, outside the observation (its passes are not the
@@ -169,7 +170,7 @@ def _serialize(edge: Any, mode: Mode, features: tuple[str, ...], result: Lowerin
     start = time.perf_counter()
     try:
         edge = copy.deepcopy(edge)
-        with mode.context(features):
+        with mode.context(features, trust):
             result.program = bytes(edge.to_executorch().buffer)
     except Exception as exc:  # noqa: BLE001 - a failing serialization is a result to compare
         result.program_error = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0]

@@ -27,10 +27,11 @@ class Mode(str, Enum):
         """Accept the names older saved files carry ("full", "fast")."""
         return cls(_LEGACY_NAMES[value]) if isinstance(value, str) and value in _LEGACY_NAMES else None
 
-    def context(self, features: tuple[str, ...] = ()) -> Any:
-        """The context a lowering runs in for this mode (`features`: fastpass's; empty = all)."""
+    def context(self, features: tuple[str, ...] = (), trust: str = "proven") -> Any:
+        """The context a lowering runs in for this mode (`features`: fastpass's; empty = all;
+        `trust`: which annotations fastpass uses, fastpass.annotations._proofs.Trust)."""
         if self is Mode.STOCK:
             return contextlib.nullcontext()
         import fastpass
 
-        return fastpass.enabled(features=features or None)
+        return fastpass.enabled(features=features or None, trust=trust)

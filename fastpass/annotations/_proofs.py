@@ -1,0 +1,296 @@
+"""The proof ledger: which annotations the gate has proven, and against what.
+
+Why a ledger: all of fastpass's skip and copy speed rests on the per-pass annotations, and an
+annotation is trustworthy only once the gate (``python -m verify gate``) has found fastpass acting
+in that pass on enough graphs with identical results. That proof is a fact about one claim
+(the ops, skip-sound, copy-sound), one version of fastpass's own skip/copy machinery and one
+executorch/torch pair; change any of them and the proof no longer says anything. So the ledger
+(``proofs.json`` beside this file, written by ``python -m verify gate --record-gated`` after a
+passing whole-registry run) keeps, per pass, the gate's verdict, its evidence, and digests of
+what was proven: the claim (``claim_digest``) and the machinery (``machinery_digest``), with the
+executorch and torch versions. ``status`` compares them with what is in effect now: a proof whose
+claim, machinery or versions differ is ``stale``.
+
+``fastpass.enabled(trust="proven")`` (the default) uses an annotation only when its status is
+``sound``: everything else runs stock (upstream's own skip still applies).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import hashlib
+import importlib.metadata
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, Mapping, Optional
+
+from ._model import NO_ANNOTATION, Annotation, qualname
+
+LEDGER_PATH = Path(__file__).with_name("proofs.json")
+LEDGER_FORMAT = 1
+# What the machinery digest covers: fastpass's own modules, not the annotations (a change there
+# is judged per claim by claim_digest) and not documentation.
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+class ProofStatus(str, enum.Enum):
+    """An annotation's standing in the ledger, as fastpass sees it now."""
+
+    SOUND = "sound"  # proven: fastpass acted in the pass on enough graphs, always identical
+    UNEXERCISED = "unexercised"  # fastpass can act in it, but the gate saw too few examples
+    INERT = "inert"  # fastpass cannot act in it (never retraces, or upstream skips every call)
+    UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
+    UNREACHABLE = "unreachable"  # the generators cannot make a graph it acts on (reason given)
+    UNSOUND_SKIP = "unsound-skip"
+    UNSOUND_COPY = "unsound-copy"
+    ERROR = "error"
+    STALE = "stale"  # proven once, but its claim, the machinery or executorch/torch changed since
+    UNPROVEN = "unproven"  # no ledger entry at all
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Trust(str, enum.Enum):
+    """Which annotations ``fastpass.enabled`` uses."""
+
+    PROVEN = "proven"  # only those whose ledger status is sound (the default)
+    ALL = "all"  # every annotation in effect, proven or not (the gate, which proves them, needs this)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class ProvenAgainst:
+    """What a ledger's proofs hold for: fastpass's machinery and the executorch/torch versions."""
+
+    machinery: str
+    executorch: str
+    torch: str
+
+    @classmethod
+    def now(cls) -> "ProvenAgainst":
+        """What this process runs (read once per process: it does not change under a lowering)."""
+        return _now()
+
+    def to_json(self) -> Dict[str, str]:
+        return {"machinery": self.machinery, "executorch": self.executorch, "torch": self.torch}
+
+    def differences(self, other: "ProvenAgainst") -> list:
+        """What differs, in words (empty: nothing)."""
+        return [f"{name} {getattr(self, name)} -> {getattr(other, name)}"
+                for name in ("machinery", "executorch", "torch") if getattr(self, name) != getattr(other, name)]
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One pass's proof: the gate's verdict and what it was proven for."""
+
+    verdict: ProofStatus
+    claim: str  # claim_digest of the annotation the gate proved
+    reason: str = ""
+    record: Mapping[str, Any] = field(default_factory=dict)  # evidence, stages, settings: for readers
+
+
+@dataclass(frozen=True)
+class Ledger:
+    proven_against: Optional[ProvenAgainst]
+    entries: Mapping[str, LedgerEntry]
+    gated_at: str = ""  # the commit the proving run was recorded at
+
+    @classmethod
+    def load(cls, path: Path = LEDGER_PATH) -> "Ledger":
+        """The ledger at `path`; an empty one if there is none (then nothing is proven)."""
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            return cls(None, {})
+        if data.get("format") != LEDGER_FORMAT:
+            raise ValueError(f"{path}: ledger format {data.get('format')!r}, this fastpass reads {LEDGER_FORMAT}")
+        against = ProvenAgainst(**data["proven_against"])
+        entries = {name: LedgerEntry(ProofStatus(e["verdict"]), e["claim"], e.get("reason", ""),
+                                     {k: v for k, v in e.items() if k not in ("verdict", "claim", "reason")})
+                   for name, e in data["passes"].items()}
+        return cls(against, entries, data.get("gated_at", ""))
+
+    def status(self, name: str, annotation: Annotation, now: Optional[ProvenAgainst] = None) -> ProofStatus:
+        """The standing of `annotation` (the one in effect for pass `name`) against this ledger."""
+        found = self.entries.get(name)
+        if found is None or self.proven_against is None:
+            return ProofStatus.UNPROVEN
+        now = now or ProvenAgainst.now()
+        if self.proven_against != now or found.claim != claim_digest(annotation):
+            return ProofStatus.STALE
+        return found.verdict
+
+
+@functools.lru_cache(maxsize=1)
+def _now() -> ProvenAgainst:
+    return ProvenAgainst(machinery_digest(), _version("executorch"), _version("torch"))
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "<not installed>"
+
+
+@functools.lru_cache(maxsize=1)
+def machinery_digest() -> str:
+    """sha256 over fastpass's own modules (``fastpass/*.py``, names and bytes): what makes a claim
+    sound or not. Read once per process: the files do not change under a running lowering."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def op_name(op: Any) -> str:
+    """`aten.add.Tensor` for aten and edge overloads alike; str(op) otherwise."""
+    import torch
+
+    try:
+        from executorch.exir.dialects.edge._ops import EdgeOpOverload
+
+        if isinstance(op, EdgeOpOverload):
+            op = op._op
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(op, torch._ops.OpOverload):
+        return str(op)  # aten.add.Tensor
+    return getattr(op, "__name__", None) or str(op)
+
+
+def claimed_ops(ops: Any) -> FrozenSet[str]:
+    """The op names an annotation claims; a rule-based family (`OpFamily`) also claims its rules,
+    by description and by a digest of their code (so editing a rule re-gates its pass, which
+    the names alone would not: a pure call rule names no op)."""
+    names = frozenset(op_name(op) for op in ops)
+    rule = getattr(ops, "rule", None)
+    if rule is None:
+        return names
+    digest = hashlib.sha256()
+    for fn in (rule, getattr(ops, "call_rule", None)):
+        if fn is not None:
+            _digest_code(fn, digest, set())
+    return names | {f"rule: {ops.description} [{digest.hexdigest()[:16]}]"}
+
+
+def _digest_code(fn: Any, digest: Any, seen: set) -> None:
+    """Feed `fn`'s bytecode, constants and names into `digest`, and those of every function of its
+    own module it calls by global name (a rule's helpers are part of the rule)."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code in seen:
+        return
+    seen.add(code)
+    stack, names = [code], []
+    while stack:
+        c = stack.pop()
+        digest.update(c.co_code)
+        digest.update(repr(c.co_names).encode())
+        names.extend(c.co_names)
+        for const in c.co_consts:
+            if hasattr(const, "co_code"):
+                stack.append(const)  # a nested function or comprehension
+            elif isinstance(const, frozenset):  # a set literal: its repr order follows the hash seed
+                digest.update(repr(sorted(map(repr, const))).encode())
+            else:
+                digest.update(repr(const).encode())
+    module_globals = getattr(fn, "__globals__", {})
+    for name in names:
+        helper = module_globals.get(name)
+        if getattr(helper, "__module__", None) == fn.__module__:
+            _digest_code(helper, digest, seen)
+
+
+def claim_digest(annotation: Annotation) -> str:
+    """A digest of what `annotation` claims (its op names and rules, skip-sound, copy-sound): what
+    the gate proves, and so what a proof stays valid for. `source` and an entry's `why` are not
+    part of it: rewording a reason proves nothing anew."""
+    if annotation is NO_ANNOTATION:
+        return "none"
+    text = json.dumps([sorted(claimed_ops(annotation.targeted_ops)), annotation.skip_sound, annotation.copy_sound])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# --- what fastpass consults while enabled -------------------------------------------------------
+
+_LEDGER: Optional[Ledger] = None
+_STATUS: Dict[int, tuple] = {}  # id(annotation) -> (annotation, status): lookup's answers are cached objects
+
+
+def ledger() -> Ledger:
+    """The checked-in ledger, read once per process (``reload()`` reads it again)."""
+    global _LEDGER
+    if _LEDGER is None:
+        _LEDGER = Ledger.load()
+    return _LEDGER
+
+
+def reload(path: Path = LEDGER_PATH) -> Ledger:
+    """Read the ledger again (after the gate recorded one, or from another file)."""
+    global _LEDGER
+    _LEDGER = Ledger.load(path)
+    _STATUS.clear()
+    return _LEDGER
+
+
+def status_of(cls: type) -> ProofStatus:
+    """The ledger status of the annotation in effect for pass class `cls` (class-level, as the gate
+    proves it). Cached per annotation object: ``lookup`` hands out the same object until an entry
+    changes (``overridden``, ``register``), and a changed entry is a new object, judged anew."""
+    from ._lookup import lookup
+
+    annotation = lookup(cls)
+    known = _STATUS.get(id(annotation))
+    if known is not None and known[0] is annotation:
+        return known[1]
+    status = ledger().status(qualname(cls), annotation)
+    _STATUS[id(annotation)] = (annotation, status)
+    return status
+
+
+def class_named(name: str) -> Optional[type]:
+    """The class with qualified name `name` (module path, then the class's own qualname), imported;
+    None if it cannot be imported."""
+    import importlib
+
+    parts = name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            value: Any = importlib.import_module(".".join(parts[:split]))
+        except Exception:  # noqa: BLE001 - not a module (yet): try a shorter prefix
+            continue
+        for attribute in parts[split:]:
+            value = getattr(value, attribute, None)
+        return value if isinstance(value, type) else None
+    return None
+
+
+_STALE: Dict[int, tuple] = {}  # id(ledger) -> (ledger, names)
+
+
+def stale_sound() -> list:
+    """The passes the ledger proves sound whose proof no longer holds (their claim, the machinery
+    or the versions changed): what ``enable`` warns about, and what stays stock until a gate run
+    proves them again. Worked out once per ledger and process."""
+    book = ledger()
+    known = _STALE.get(id(book))
+    if known is not None and known[0] is book:
+        return known[1]
+    from ._lookup import lookup
+
+    now = ProvenAgainst.now()
+    names = []
+    for name, entry in sorted(book.entries.items()):
+        if entry.verdict is not ProofStatus.SOUND:
+            continue
+        cls = class_named(name)
+        if cls is None or book.status(name, lookup(cls), now) is not ProofStatus.SOUND:
+            names.append(name)
+    _STALE[id(book)] = (book, names)
+    return names

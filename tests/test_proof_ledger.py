@@ -1,0 +1,140 @@
+"""The proof ledger (fastpass/annotations/proofs.json): fastpass uses an annotation under its
+default trust only when the ledger proves it sound for exactly its current claim, machinery and
+versions; every lowering says what it rested on; and the checked-in ledger holds for every
+annotation in effect (what CI checks in seconds)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+import fastpass
+from fastpass.annotations import Entry, _proofs, lookup, overridden
+from tests.models.tiny import make
+from verify import export_program, get_target, lower
+
+# A pass of the tiny model's TOSA INT lowering that fastpass copies nodes in (its annotation is
+# copy-sound): the one the tests below prove, withhold and edit.
+PASS = "executorch.backends.arm._passes.decompose_linear_pass.DecomposeLinearPass"
+
+
+@pytest.fixture(scope="module")
+def target():
+    return get_target("tosa-int")
+
+
+@pytest.fixture(scope="module")
+def program(target):
+    model, inputs = make()
+    return export_program(model, inputs, target)
+
+
+@pytest.fixture
+def ledger_file(tmp_path):
+    """A ledger of the test's own (fastpass reads it instead of the checked-in one), restored after."""
+    path = tmp_path / "proofs.json"
+    yield path
+    _proofs.reload()
+
+
+def write_ledger(path, passes: dict, against: _proofs.ProvenAgainst | None = None) -> None:
+    against = against or _proofs.ProvenAgainst.now()
+    path.write_text(json.dumps({"format": _proofs.LEDGER_FORMAT, "gated_at": "test", "proven_against": against.to_json(),
+                                "gate": {}, "counts": {}, "passes": passes}))
+    _proofs.reload(path)
+
+
+def sound_entry(cls) -> dict:
+    return {"verdict": "sound", "claim": _proofs.claim_digest(lookup(cls))}
+
+
+def copied_in(stats: dict, name: str) -> int:
+    return sum(r["copied"] for r in stats["per_pass"] if r["qualname"] == name)
+
+
+def lowered(program, target, trust="proven"):
+    result = lower(program, target, "fastpass", trust=trust, reference_sets=0, snapshots=False, serialize=False)
+    assert result.ok, result.error
+    return result.fastpass_stats
+
+
+def pass_class():
+    return _proofs.class_named(PASS)
+
+
+def test_an_annotation_without_proof_is_used_only_under_trust_all(program, target, ledger_file):
+    write_ledger(ledger_file, {})  # proves nothing
+    assert copied_in(lowered(program, target), PASS) == 0
+    stats = lowered(program, target, trust="all")
+    assert copied_in(stats, PASS) > 0
+    assert stats["relied_on"][PASS] == "unproven"  # ... and the lowering says it rested on no proof
+
+
+def test_a_proven_annotation_is_used_and_named_with_its_status(program, target, ledger_file):
+    write_ledger(ledger_file, {PASS: sound_entry(pass_class())})
+    stats = lowered(program, target)
+    assert copied_in(stats, PASS) > 0
+    assert stats["relied_on"] == {PASS: "sound"}  # the only proven annotation is the only one relied on
+
+
+def test_a_proof_of_other_machinery_is_stale_not_used_and_warned_once(program, target, ledger_file, monkeypatch):
+    now = _proofs.ProvenAgainst.now()
+    write_ledger(ledger_file, {PASS: sound_entry(pass_class())},
+                 _proofs.ProvenAgainst("0" * 16, now.executorch, now.torch))
+    assert _proofs.status_of(pass_class()) is _proofs.ProofStatus.STALE
+    monkeypatch.setattr(fastpass._patches, "_warned_stale", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stats = lowered(program, target)
+        lowered(program, target)
+    assert copied_in(stats, PASS) == 0
+    [warning] = [w for w in caught if "changed since" in str(w.message)]  # once, not per enable
+    assert "1 annotation(s)" in str(warning.message)
+
+
+def test_an_edited_claim_is_stale(ledger_file):
+    cls = pass_class()
+    write_ledger(ledger_file, {PASS: sound_entry(cls)})
+    assert _proofs.status_of(cls) is _proofs.ProofStatus.SOUND
+    edited = Entry(frozenset(), skip_sound=True, copy_sound=True, why="claims more than was proven (test)")
+    with overridden({cls: edited}):
+        assert _proofs.status_of(cls) is _proofs.ProofStatus.STALE
+    assert _proofs.status_of(cls) is _proofs.ProofStatus.SOUND
+
+
+def test_trust_is_checked():
+    with pytest.raises(ValueError, match="unknown trust"):
+        fastpass.enable(trust="some")
+    assert not fastpass.is_enabled()
+
+
+def unproven_annotations() -> dict[str, str]:
+    """Every annotated pass whose annotation in effect the checked-in ledger does not prove as it is
+    now (stale, or no entry): an annotation, fastpass's machinery or executorch/torch changed
+    without a recorded gate run."""
+    from verify.gate.passes import annotated_passes
+
+    _proofs.reload()
+    found = {}
+    for name, cls in annotated_passes().items():
+        status = _proofs.status_of(cls)
+        if status in (_proofs.ProofStatus.STALE, _proofs.ProofStatus.UNPROVEN):
+            found[name] = status.value
+    return found
+
+
+def test_the_checked_in_ledger_proves_every_annotation_as_it_is():
+    """CI's check: an annotation changed without a gate run is found here in seconds."""
+    found = unproven_annotations()
+    assert not found, (f"{len(found)} annotation(s) have no current proof ({', '.join(sorted(found)[:5])}...): "
+                       f"run `python -m verify gate --since-gated --record-gated` and commit the ledger")
+
+
+def test_the_ledger_check_finds_an_annotation_edited_without_a_proof():
+    """The check above, shown to fail: one annotation edited, nothing re-proven."""
+    cls = pass_class()
+    edited = Entry(frozenset(), skip_sound=True, copy_sound=True, why="edited without a gate run (test)")
+    with overridden({cls: edited}):
+        assert unproven_annotations() == {PASS: "stale"}

@@ -1,0 +1,95 @@
+"""Write the proof ledger (`fastpass/annotations/proofs.json`) from a passing gate run.
+
+fastpass reads the ledger (fastpass.annotations._proofs) to decide which annotations it may use
+under the default trust: only those the ledger calls `sound` for exactly their current claim,
+machinery and versions. This module is the one writer: `python -m verify gate --record-gated`
+calls `record` after a run in which no pass was unsound or errored, with that run's verdicts.
+
+What an entry holds, per pass: the verdict and, when not `sound`, its reason; the digest of the
+claim that was proven (`claim`); the annotation in words; the evidence per feature (examples,
+examples with action, calls skipped, nodes copied, calls that ran, nodes dispatched); the
+stages and the number of graphs. At the top: what the proofs hold for (`proven_against`:
+fastpass's machinery digest, executorch and torch versions), the commit recorded, the gate's
+settings and the counts by verdict. Written sorted with one key a line, so a re-proof reads as a
+diff of what changed.
+
+A run that gated only some passes (`--since-gated` after an annotation edit) updates their
+entries and keeps the others, which stay valid: the machinery is unchanged (a machinery change
+gates every pass) and their claims are unchanged (a changed claim is gated).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable
+
+from fastpass.annotations import lookup
+from fastpass.annotations._proofs import LEDGER_FORMAT, LEDGER_PATH, Ledger, ProofStatus, ProvenAgainst, claim_digest
+from verify.gate.verdict import PassVerdict
+from verify.report import atomic
+
+
+def entry_of(verdict: PassVerdict, cls: type | None) -> dict[str, Any]:
+    """One pass's ledger entry from its gate verdict (`cls`: the pass class, for the claim digest)."""
+    entry: dict[str, Any] = {
+        "verdict": ProofStatus(verdict.verdict.value).value,
+        "claim": claim_digest(lookup(cls)) if cls is not None else "unresolved",
+        "annotation": verdict.annotation,
+        "stages": [s for s in verdict.stage.split(",") if s],
+        "examples": verdict.examples,
+        "evidence": {feature.value: {key: value for key, value in e.to_json().items()
+                                     if key in ("examples", "examples_invoked", "examples_with_action", "skipped_calls",
+                                                "copied_nodes", "calls_ran", "nodes_dispatched", "invocations",
+                                                "upstream_skipped")}
+                     for feature, e in sorted(verdict.evidence.items(), key=lambda item: item[0].value)},
+    }
+    if verdict.waived:
+        entry["waived"] = {f.value: why for f, why in verdict.waived.items()}
+    if verdict.verdict.value != ProofStatus.SOUND.value or verdict.reason:
+        entry["reason"] = verdict.reason
+    return entry
+
+
+def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: dict[str, Any], commit: str,
+           annotated: Iterable[str], path: Path = LEDGER_PATH) -> dict[str, int]:
+    """Merge a passing run's `verdicts` into the ledger at `path` and write it; returns the counts
+    by verdict of the ledger written. `classes`: qualname -> class of the passes gated;
+    `annotated`: the qualnames of every annotated pass now (entries of others are dropped)."""
+    verdicts = list(verdicts)
+    if any(v.verdict.fails for v in verdicts):
+        raise ValueError("the ledger records only a run in which no pass is unsound or errored")
+    old = _old_entries(path)
+    keep = set(annotated)
+    passes = {name: e for name, e in old.items() if name in keep}
+    for v in verdicts:
+        passes[v.qualname] = entry_of(v, classes.get(v.qualname))
+    counts = Counter(e["verdict"] for e in passes.values())
+    document = {
+        "format": LEDGER_FORMAT,
+        "gated_at": commit,
+        "proven_against": ProvenAgainst.now().to_json(),
+        "gate": settings,
+        "counts": dict(sorted(counts.items())),
+        "passes": dict(sorted(passes.items())),
+    }
+    atomic.write_text(path, json.dumps(document, indent=1, sort_keys=True, default=str) + "\n")
+    return dict(counts)
+
+
+def _old_entries(path: Path) -> dict[str, Any]:
+    """The entries of the ledger at `path` as written (none if there is none, or it was proven
+    against other machinery or versions: then nothing in it holds)."""
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    if data.get("format") != LEDGER_FORMAT or data.get("proven_against") != ProvenAgainst.now().to_json():
+        return {}
+    return dict(data.get("passes", {}))
+
+
+def commit_of(path: Path = LEDGER_PATH) -> str:
+    """The commit the ledger was recorded at ("" if there is no ledger): what `--since-gated` gates since."""
+    return Ledger.load(path).gated_at
