@@ -40,6 +40,20 @@ def test_user_model_stock_vs_stock_is_identical(tmp_path):
     assert suite.get("tests") == "1" and suite.get("failures") == "0"
 
 
+def test_a_case_says_which_annotations_its_fastpass_lowering_rested_on(tmp_path):
+    """Every case names the annotations fastpass skipped or copied by, with their proof-ledger
+    status: under the default trust every one is `sound` (and there are some: the tiny model's
+    lowering copies nodes in proven passes)."""
+    code, report, out = run_verify("--models", "none", "--model", "tests/models/tiny.py:make",
+                                   "--targets", "tosa-int", "--null-seed", "-1", "--reference-sets", "0",
+                                   tmp_path=tmp_path)
+    assert code == 0, out
+    (case,) = report["cases"]
+    assert case["relied_on"] and set(case["relied_on"].values()) == {"sound"}, case["relied_on"]
+    assert case["relied_on"] == case["fastpass_stats"]["relied_on"]
+    assert f"{len(case['relied_on'])} sound" in out  # the table's column
+
+
 def test_divergence_is_reported_at_its_pass_with_exit_1(tmp_path):
     code, report, out = run_verify("--models", "none", "--model", "tests/models/faulty.py:renamed_in_second_lowering",
                                    "--targets", "tosa-int", "--second-mode", "stock", "--null-seed", "-1",

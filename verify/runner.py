@@ -71,6 +71,14 @@ class CaseReport:
     order_recheck: OrderRecheck | None = None  # only for a case whose lowerings differed
 
     @property
+    def relied_on(self) -> dict[str, str] | None:
+        """Annotation -> proof-ledger status, for every annotation the fastpass lowering skipped or
+        copied by (fastpass.stats()["relied_on"]); None without a fastpass lowering."""
+        if self.fastpass_stats is None:
+            return None
+        return dict(self.fastpass_stats.get("relied_on", {}))
+
+    @property
     def passed(self) -> bool:
         """Counts toward exit 0: identical, and the null check (if asked for) ran."""
         return self.verdict is Verdict.IDENTICAL and self.null_outcome is not NullOutcome.FAILED
@@ -85,7 +93,8 @@ class CaseReport:
             "check_details": {name: r.to_json() for name, r in self.checks.items() if not r.passed},
             "error": self.error, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
             "null_outcome": self.null_outcome.value, "null_check": self.null_check,
-            "factory": self.factory, "fastpass_stats": self.fastpass_stats, "artifacts": self.artifacts,
+            "factory": self.factory, "relied_on": self.relied_on, "fastpass_stats": self.fastpass_stats,
+            "artifacts": self.artifacts,
             "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
         }
 

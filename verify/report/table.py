@@ -6,7 +6,7 @@ import sys
 
 from verify.cases import Case
 from verify.lowering.mode import Mode
-from verify.report.verdict import NullOutcome, Verdict
+from verify.report.verdict import NullOutcome, Verdict, relied_on_summary
 from verify.runner import CaseReport
 
 
@@ -63,11 +63,11 @@ def table(reports: list[CaseReport]) -> str:
 
     # No speed ratio here: both modes share one process, so the first lowering also pays
     # warm-up. Speed is the bench's job (fresh process per lowering, interleaved).
-    head = ["model", "target", "verdict", *CHECKS, "null", f"{Mode.STOCK} s", f"{Mode.FASTPASS} s"]
+    head = ["model", "target", "verdict", *CHECKS, "null", "relied on", f"{Mode.STOCK} s", f"{Mode.FASTPASS} s"]
     rows = []
     for r in reports:
         marks = [("ok" if r.checks[c].passed else "DIFF") if c in r.checks else "-" for c in CHECKS]
-        rows.append([r.model, r.target, r.verdict.value, *marks, _null_mark(r),
+        rows.append([r.model, r.target, r.verdict.value, *marks, _null_mark(r), relied_on_summary(r.relied_on),
                      *(f"{r.seconds[mode]:.1f}" if r.seconds else "-" for mode in Mode)])
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     fmt = lambda row: "  ".join(str(x).ljust(w) for x, w in zip(row, widths))  # noqa: E731
