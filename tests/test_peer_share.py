@@ -26,25 +26,36 @@ def make_folder(folder: Path, names: list[str]) -> Path:
     return folder
 
 
-def chosen(suite: Path, amount: str, seed: int) -> list[str]:
-    """The files of `suite` (a folder outside the Arm tests: named by its path) a share draws."""
-    outside = Path("/nonexistent/arm/test")
-    return peer.choose_shares([suite], outside, [peer.share_arg(amount)], seed)[str(suite)]["files"]
+def draw(amount: str, files: dict[Path, int], seed: int, suite: str = "ops") -> list[Path]:
+    return peer.share_arg(amount).draw(files, seed, suite)
 
 
-def test_one_seed_one_share_another_seed_another(tmp_path):
-    suite = make_folder(tmp_path / "many", [f"f{k:02}" for k in range(20)])
-    first = chosen(suite, "5", 1)
+FILES = {Path(f"ops/test_f{k:02}.py"): 1 + k % 7 for k in range(20)}  # test file -> tests it holds
+
+
+def test_one_seed_one_share_another_seed_another():
+    first = draw("5", FILES, 1)
     assert len(first) == 5 and first == sorted(first)
-    assert chosen(suite, "5", 1) == first, "the same seed draws the same files"
-    assert chosen(suite, "5", 2) != first, "another seed draws other files"
-    assert len(chosen(suite, "0.25", 1)) == 5 and len(chosen(suite, "0.01", 1)) == 1
-    assert len(chosen(suite, "1.0", 1)) == 20 and len(chosen(suite, "50", 1)) == 20
+    assert draw("5", FILES, 1) == first, "the same seed draws the same files"
+    assert draw("5", FILES, 2) != first, "another seed draws other files"
+    assert draw("5", FILES, 1, "models") != first, "each suite its own draw"
+    assert len(draw("0.25", FILES, 1)) == 5 and len(draw("0.01", FILES, 1)) == 1
+    assert draw("1.0", FILES, 1) == draw("50", FILES, 1) == sorted(FILES)
+
+
+def test_a_test_budget_draws_files_up_to_it():
+    """ops files hold 1 to 585 tests: a budget of tests, not of files, bounds the time."""
+    for seed in range(20):
+        picked = draw("12tests", FILES, seed)
+        total = sum(FILES[f] for f in picked)
+        assert total <= 12 and all(total + FILES[f] > 12 for f in FILES if f not in picked), seed
+    assert len({tuple(draw("12tests", FILES, seed)) for seed in range(20)}) > 1
+    assert draw("1tests", {Path("a"): 5, Path("b"): 3}, 0) == [Path("b")], "none fits: the smallest alone"
 
 
 def test_a_share_names_a_suite_given_and_a_valid_amount(tmp_path, capsys):
     suite = make_folder(tmp_path / "s", ["one"])
-    for bad in ("0", "1.5", "0.0", "x", "ops:"):
+    for bad in ("0", "1.5", "0.0", "x", "ops:", "0tests", "tests"):
         with pytest.raises(SystemExit) as refused:
             peer.main([str(suite), "--share", bad])
         assert refused.value.code == 2, bad
@@ -69,9 +80,10 @@ def test_the_share_is_recorded_run_alike_in_every_mode_and_what_does_not_collect
     (run,) = out.iterdir()
     document = json.loads((run / "peer.json").read_text())
 
-    files = chosen(shared, "3", 11)
+    files = [f.name for f in draw("3", {f: 2 for f in shared.iterdir()}, 11, str(shared))]
     assert document["share_seed"] == 11 and "share seed 11" in printed
-    assert document["shares"] == {str(shared): {"share": f"{shared}:3", "of_files": 10, "files": files}}
+    assert document["shares"] == {str(shared): {"share": f"{shared}:3", "of_files": 10, "of_tests": 20, "tests": 6,
+                                                "files": files}}
     expected = {f"{Path(*p.parts[1:])}::test_{p.stem[5:]}_{x}" for p in
                 [shared / f for f in files] + [mixed / "test_good.py"] for x in "ab"}
     for mode in ("stock", "fastpass"):

@@ -79,33 +79,56 @@ class Share:
     """`--share [SUITE:]AMOUNT`: run a seeded random share of a suite folder's test files.
 
     Whole files, not tests: a file's fixtures and module-scoped setup then behave as in a full
-    run, and the mode processes get paths, never node ids. AMOUNT is a fraction (0 < f <= 1, with
-    a decimal point) or a count of files; without SUITE it applies to every suite folder given."""
+    run, and the mode processes get paths, never node ids. AMOUNT is a fraction of the files
+    (0 < f <= 1, with a decimal point), a count of files, or a budget of tests (`300tests`:
+    files drawn until their tests would pass it — executorch's ops files hold 1 to 585 tests
+    each, so a count of files says little about the time). Without SUITE it applies to every
+    suite folder given."""
 
     suite: str | None
     fraction: float | None = None
     count: int | None = None
+    tests: int | None = None
 
-    def size(self, total: int) -> int:
-        """How many of `total` files (at least one, at most all)."""
-        wanted = self.count if self.count is not None else round(self.fraction * total)
-        return min(total, max(1, wanted))
+    def draw(self, files: dict[Path, int], seed: int, suite: str) -> list[Path]:
+        """The share of `files` (test file -> tests it holds), sorted: a shuffle by a generator
+        seeded by `seed` and the suite's name (so a suite's share depends on the seed, not on
+        the other suites given), then its first files: as many as asked, or each that still fits
+        the test budget (the smallest file alone if none fits)."""
+        order = sorted(files)
+        random.Random(f"{seed}/{suite}").shuffle(order)
+        if self.tests is not None:
+            picked, total = [], 0
+            for path in order:
+                if total + files[path] <= self.tests:
+                    picked.append(path)
+                    total += files[path]
+            return sorted(picked or [min(order, key=lambda f: (files[f], f))] if order else [])
+        wanted = self.count if self.count is not None else round(self.fraction * len(order))
+        return sorted(order[:min(len(order), max(1, wanted))])
 
     def __str__(self) -> str:
-        amount = str(self.count) if self.count is not None else f"{self.fraction:g}"
+        amount = (f"{self.tests}tests" if self.tests is not None else str(self.count) if self.count is not None
+                  else f"{self.fraction:g}")
         return amount if self.suite is None else f"{self.suite}:{amount}"
 
 
 def share_arg(text: str) -> Share:
     suite, _, amount = text.rpartition(":")
-    problem = (f"{text!r}: [SUITE:]AMOUNT, AMOUNT a fraction of the suite's test files (0 < f <= 1, e.g. 0.1) "
-               "or a count of them (e.g. 20)")
+    problem = (f"{text!r}: [SUITE:]AMOUNT, AMOUNT a fraction of the suite's test files (0 < f <= 1, e.g. 0.1), "
+               "a count of them (e.g. 20) or a budget of tests (e.g. 300tests)")
+    suite = str(Path(suite)) if suite else None
     try:
-        share = (Share(suite or None, fraction=float(amount)) if "." in amount
-                 else Share(suite or None, count=int(amount)))
+        if amount.endswith("tests"):
+            share = Share(suite, tests=int(amount.removesuffix("tests")))
+        elif "." in amount:
+            share = Share(suite, fraction=float(amount))
+        else:
+            share = Share(suite, count=int(amount))
     except ValueError:
         raise argparse.ArgumentTypeError(problem) from None
-    if (share.fraction is not None and not 0 < share.fraction <= 1) or (share.count is not None and share.count < 1):
+    if ((share.fraction is not None and not 0 < share.fraction <= 1) or (share.count is not None and share.count < 1)
+            or (share.tests is not None and share.tests < 1)):
         raise argparse.ArgumentTypeError(problem)
     return share
 
@@ -187,31 +210,23 @@ def suite_name(path: Path, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def choose_shares(suites: list[Path], root: Path, shares: list[Share], seed: int) -> dict[str, dict[str, Any]]:
-    """The files each shared suite folder runs: `rng.sample` of its test files under a generator
-    seeded by `seed` and the suite's name, so a suite's share depends on the seed alone (not on
-    the other suites given) and one seed repeats a run's files exactly. Chosen once, before any
-    mode starts: every mode runs the same files. Returns, per shared suite, its record
-    (amount, files in the folder, the chosen files relative to the folder)."""
+def match_shares(suites: list[Path], root: Path, shares: list[Share]) -> dict[str, Share]:
+    """The share of each shared suite, by name: the last --share naming it, else the last
+    without a suite if it is a folder. Usage errors for a share of no suite given or of a file."""
     names = {suite_name(s, root): s for s in suites}
-    shares = [Share(str(Path(s.suite)), s.fraction, s.count) if s.suite is not None else s for s in shares]
     for share in shares:
         if share.suite is not None and share.suite not in names:
             raise UsageError(f"--share {share}: {share.suite!r} is not one of the suites given ({', '.join(names)})")
         if share.suite is not None and not names[share.suite].is_dir():
             raise UsageError(f"--share {share}: {share.suite!r} is a file; a share is taken of a suite folder's files")
-    chosen: dict[str, dict[str, Any]] = {}
+    matched = {}
     for name, path in names.items():
         share = next((s for s in reversed(shares) if s.suite == name), None)
         if share is None and path.is_dir():
             share = next((s for s in reversed(shares) if s.suite is None), None)
-        if share is None:
-            continue
-        files = test_files(path)
-        picked = sorted(random.Random(f"{seed}/{name}").sample(files, share.size(len(files))))
-        chosen[name] = {"share": str(share), "of_files": len(files),
-                        "files": [str(f.relative_to(path)) for f in picked]}
-    return chosen
+        if share is not None:
+            matched[name] = share
+    return matched
 
 
 def exception_chain(exc: BaseException | None) -> list[BaseException]:
@@ -258,16 +273,15 @@ def probe_main(argv: list[str]) -> int:
 
 
 @dataclass(frozen=True)
-class Probed:
-    """What the probe found: the runnable paths (the suites as given, or a folder's runnable
-    files where some of its files are not), and why each other file is not run."""
+class Collected:
+    """What the probe found: the tests each runnable file holds (0 for a file that collects
+    none), and why each other file is not run."""
 
-    paths: list[Path]
-    not_runnable: dict[str, str]  # file (as peer names it) -> reason
-    tests: dict[str, int]  # file -> tests collected
+    tests: dict[Path, int]
+    not_runnable: dict[Path, str]
 
 
-def probe_collection(suites: list[Path], settings: PeerSettings) -> Probed:
+def probe_collection(files: list[Path], settings: PeerSettings) -> Collected:
     """Collect every test file once, up front, in one stock pytest process like the modes'.
 
     A file that does not collect would interrupt every mode's whole session (pytest stops
@@ -275,10 +289,10 @@ def probe_collection(suites: list[Path], settings: PeerSettings) -> Probed:
     not the lowering's: executorch's model tests import torchvision, timm, torchaudio,
     transformers, which need not be installed. Such a file is not run in any mode and is listed
     with its reason: "not runnable here: <module> missing" when a module is missing, else
-    "does not collect here: <error>". Raises RuntimeError if the probe itself gives no answer
-    or something other than a test file (a conftest) fails to collect."""
+    "does not collect here: <error>". The tests per file weigh a share's test budget. Raises
+    RuntimeError if the probe gives no answer or something other than a test file (a conftest)
+    fails to collect."""
     out = settings.out
-    files = sorted({f for s in suites for f in test_files(s)})
     result = out / "collect.json"
     result.unlink(missing_ok=True)
     ini = out / "pytest.ini"
@@ -301,19 +315,34 @@ def probe_collection(suites: list[Path], settings: PeerSettings) -> Probed:
     if stray:
         raise RuntimeError("; ".join(f"[collect] {p} does not collect: {f['error']}" for p, f in stray.items())
                            + f"; see {log_path}")
-    excluded = {by_path[p] for p in found["failures"]}
-    paths = []
+    not_runnable = {by_path[p]: (f"not runnable here: {f['missing']} missing" if f["missing"]
+                                 else f"does not collect here: {f['error']}") for p, f in found["failures"].items()}
+    return Collected({f: found["tests"].get(str(f), 0) for f in files if f not in not_runnable},
+                     dict(sorted(not_runnable.items())))
+
+
+def runnable_paths(suites: list[Path], root: Path, shares: dict[str, Share], seed: int,
+                   collected: Collected) -> tuple[list[Path], dict[str, dict[str, Any]]]:
+    """What the modes run, the same for every mode: a shared suite as its drawn share of its
+    runnable files, any other suite as given (or as its runnable files, if some are not).
+    Returns the paths and, per shared suite, its record for peer.json."""
+    paths: list[Path] = []
+    records: dict[str, dict[str, Any]] = {}
     for suite in suites:
-        inside = test_files(suite)
-        if excluded.isdisjoint(inside):
+        name = suite_name(suite, root)
+        files = test_files(suite)
+        runnable = {f: collected.tests[f] for f in files if f in collected.tests}
+        if name in shares:
+            picked = shares[name].draw(runnable, seed, name)
+            paths.extend(picked)
+            records[name] = {"share": str(shares[name]), "of_files": len(runnable),
+                             "of_tests": sum(runnable.values()), "tests": sum(runnable[f] for f in picked),
+                             "files": [str(f.relative_to(suite)) for f in picked]}
+        elif len(runnable) == len(files):
             paths.append(suite)
         else:
-            paths.extend(f for f in inside if f not in excluded)
-    shown = {p: suite_name(f, settings.root) for p, f in by_path.items()}
-    not_runnable = {shown[p]: (f"not runnable here: {f['missing']} missing" if f["missing"]
-                               else f"does not collect here: {f['error']}")
-                    for p, f in sorted(found["failures"].items())}
-    return Probed(paths, not_runnable, {shown[p]: n for p, n in found["tests"].items() if p in shown})
+            paths.extend(sorted(runnable))
+    return paths, records
 
 
 def pytest_command(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> list[str]:
@@ -580,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
         root = arm_test_root()
         suites = resolve_suites(args.suites, root)
-        shares = choose_shares(suites, root, args.share, seed)
+        shares = match_shares(suites, root, args.share)
         if args.from_reports is None:
             check_output_folder(args.out, "--out")
     except (UsageError, OutputUsageError) as exc:
@@ -604,41 +633,43 @@ def main(argv: list[str] | None = None) -> int:
                             memory_limit=int(args.memory_limit * GIB) or None)
     print(f"peer: {', '.join(suite_name(s, root) for s in suites)} from {root}, modes {', '.join(modes)}, "
           f"{args.workers} workers, hash seed {args.hash_seed}; reports in {out}", flush=True)
-    for name, share in shares.items():
-        print(f"share {share['share']}: {name}, {len(share['files'])} of {share['of_files']} test files, "
-              f"share seed {seed} (--share-seed {seed} repeats them): {', '.join(share['files'])}", flush=True)
-    # the suites the modes run: a shared folder as its chosen files
-    chosen = [p for s in suites for p in ([s / f for f in shares[suite_name(s, root)]["files"]]
-                                          if suite_name(s, root) in shares else [s])]
     runs: list[ModeRun] = []
     unfinished = list(modes)
-    probed = Probed([], {}, {})
+    collected = Collected({}, {})
+    paths: list[Path] = []
+    drawn: dict[str, dict[str, Any]] = {}
     error = None
     # The handlers stay in place until peer.json is written: a second Ctrl-C must not cut that short.
     with stop_on_signals():
         try:
-            probed = probe_collection(chosen, settings)
+            collected = probe_collection(sorted({f for s in suites for f in test_files(s)}), settings)
         except RunStopped:
             pass
         except RuntimeError as exc:
             error = str(exc)
             print(error, flush=True)
-        for path, reason in probed.not_runnable.items():
-            print(f"[collect] {path}: {reason}", flush=True)
+        for path, reason in collected.not_runnable.items():
+            print(f"[collect] {suite_name(path, root)}: {reason}", flush=True)
         if error is None and stop_signal() is None:
-            if probed.paths:
-                runs, unfinished = run_modes(modes, args.parallel, args.shards, probed.paths, settings)
+            paths, drawn = runnable_paths(suites, root, shares, seed, collected)
+            for name, share in drawn.items():
+                print(f"share {share['share']}: {name}, {len(share['files'])} of {share['of_files']} runnable test "
+                      f"files ({share['tests']} of {share['of_tests']} tests), share seed {seed} "
+                      f"(--share-seed {seed} repeats them): {', '.join(share['files'])}", flush=True)
+            if paths:
+                runs, unfinished = run_modes(modes, args.parallel, args.shards, paths, settings)
             else:
                 error = "no test file of the suites given collects here"
         stopped = stop_signal()
         stopped_by = None if stopped is None else signal.Signals(stopped).name
-        code = summarize(runs, stopped_by, unfinished, probed.not_runnable)
+        not_runnable = {suite_name(f, root): reason for f, reason in collected.not_runnable.items()}
+        code = summarize(runs, stopped_by, unfinished, not_runnable)
         if error is not None:
             print(f"peer: FAILED: {error}")
         write_text(out / "peer.json", json.dumps({
             "suites": [str(s) for s in suites], "modes": modes, "hash_seed": args.hash_seed,
-            "share_seed": seed, "shares": shares, "not_runnable": probed.not_runnable,
-            "tests_per_file": probed.tests, "run_paths": [str(p) for p in probed.paths],
+            "share_seed": seed, "shares": drawn, "not_runnable": not_runnable,
+            "run_paths": [str(p) for p in paths],
             "complete": stopped is None and error is None, "stopped_by": stopped_by, "unfinished_modes": unfinished,
             "collect_error": error,
             "outcome_counts": {r.mode: r.report["outcome_counts"] for r in runs},
