@@ -132,6 +132,7 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     (["--direct-examples", "-1"], "--direct-examples must be at least 0, got -1"),
     (["--max-ops", "0"], "--max-ops must be at least 1, got 0"),
     (["--shrink-seconds", "-1"], "--shrink-seconds must be at least 0, got -1"),
+    (["--self-test", "--mutants", "0"], "--mutants must be at least 1, got 0"),
     (["--pass", "x:Y", "--stage", "edge-fp", "--stage", "quantized"], "--pass runs one stage"),
     (["--pass", "x:Y", "--since-gated"], "drop --pass"),
     (["--replay", "no/such/reproducer.py"], "--replay no/such/reproducer.py: no such file"),

@@ -187,6 +187,7 @@ def check_gate_usage(args) -> list[str] | None:
     _at_least(args.direct_examples, 0, "--direct-examples")
     _at_least(args.max_ops, 1, "--max-ops")
     _at_least(args.shrink_seconds, 0, "--shrink-seconds")
+    _at_least(args.mutants, 1, "--mutants")
     # --seed: any integer is a Hypothesis seed (argparse refuses the rest, exit 2)
     if args.passes and args.stage and len(set(args.stage)) > 1:
         raise UsageError("--pass runs one stage: give one --stage")
