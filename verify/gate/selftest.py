@@ -10,7 +10,8 @@ fails when the share killed (of the non-equivalent ones) is below its threshold.
 Faults (`Fault`):
 
 * DROP_TARGETED_OP: an op the entry targets *and* the pass's code names (`ops_named_by`: one it
-  matches or emits) is dropped from the op set, flags unchanged;
+  matches or emits) is dropped from the op set (every overload object of that name: aten and
+  edge), flags unchanged;
 * CLAIM_COPY: copy-sound claimed for an annotated pass that does not claim it (its reviewer
   found it edits outside its targeted ops; in executorch 1.5.1 one pass:
   DecomposeDynamicAdaptiveAvgPool2dPass);
@@ -133,11 +134,11 @@ def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
         base = registry.get(qn) or Entry(frozenset(ops or ()), ann.skip_sound, ann.copy_sound, why="discovered")
         if ops and (ann.skip_sound or ann.copy_sound):
             named = gp.ops_named_by(cls)
-            for op in sorted(ops, key=gp.op_name):
-                if gp.op_name(op) in named:
-                    kept = frozenset(o for o in ops if o is not op)
-                    out.append(Mutant(qn, cls, Fault.DROP_TARGETED_OP,
-                                      replace(base, ops=kept, why="self-test mutant"), gp.op_name(op)))
+            # by name: an entry often holds an op's aten and edge overloads, one op to a reviewer
+            for name in sorted({gp.op_name(op) for op in ops} & named):
+                kept = frozenset(o for o in ops if gp.op_name(o) != name)
+                out.append(Mutant(qn, cls, Fault.DROP_TARGETED_OP, replace(base, ops=kept, why="self-test mutant"),
+                                  name))
         if not ann.copy_sound and (ann.skip_sound or ops):
             out.append(Mutant(qn, cls, Fault.CLAIM_COPY,
                               Entry(frozenset(ops or ()), ann.skip_sound, True, why="self-test mutant"), "copy_sound=True"))
