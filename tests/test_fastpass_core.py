@@ -38,7 +38,7 @@ def test_features_tuple():
 )
 def test_disable_restores_every_patched_attribute(features):
     before = _originals()
-    fastpass.enable(features)
+    fastpass.enable(features, trust="all")
     assert fastpass.is_enabled()
     wanted = set(fastpass.FEATURES if features is None else features)
     changed = {k for k, v in _originals().items() if v is not before[k]}
@@ -58,7 +58,7 @@ def test_disable_restores_every_patched_attribute(features):
 def test_context_manager_restores_on_error():
     before = _originals()
     with pytest.raises(ZeroDivisionError):
-        with fastpass.enabled():
+        with fastpass.enabled(trust="all"):
             1 / 0
     assert not fastpass.is_enabled()
     assert all(_originals()[k] is v for k, v in before.items())
@@ -66,14 +66,14 @@ def test_context_manager_restores_on_error():
 
 def test_unknown_feature_is_value_error():
     with pytest.raises(ValueError, match="unknown fastpass feature"):
-        fastpass.enable(["skip", "warp"])
+        fastpass.enable(["skip", "warp"], trust="all")
     assert not fastpass.is_enabled()
 
 
 def test_nesting_is_an_error():
-    with fastpass.enabled():
+    with fastpass.enabled(trust="all"):
         with pytest.raises(RuntimeError, match="already enabled"):
-            fastpass.enable()
+            fastpass.enable(trust="all")
         assert fastpass.is_enabled()
     assert not fastpass.is_enabled()
 
@@ -81,7 +81,7 @@ def test_nesting_is_an_error():
 def test_stats_shape_is_json():
     import json
 
-    with fastpass.enabled():
+    with fastpass.enabled(trust="all"):
         pass
     st = fastpass.stats()
     json.dumps(st)
@@ -105,16 +105,16 @@ def test_version_guard_refuses_and_override_works(monkeypatch):
     monkeypatch.delenv("FASTPASS_ALLOW_UNTESTED", raising=False)
     before = _originals()
     with pytest.raises(_patches.UntestedVersionError, match=r"executorch==9\.9\.9.*allow_untested_versions"):
-        fastpass.enable()
+        fastpass.enable(trust="all")
     assert not fastpass.is_enabled()
     assert all(_originals()[k] is v for k, v in before.items())
 
-    fastpass.enable(allow_untested_versions=True)
+    fastpass.enable(allow_untested_versions=True, trust="all")
     assert fastpass.is_enabled()
     fastpass.disable()
 
     monkeypatch.setenv("FASTPASS_ALLOW_UNTESTED", "1")
-    with fastpass.enabled():
+    with fastpass.enabled(trust="all"):
         assert fastpass.is_enabled()
 
 
@@ -136,7 +136,7 @@ def _node_with_chain(depth: int) -> torch.fx.Node:
 def test_provenance_shares_chain_but_to_dict_equal():
     node = _node_with_chain(5)
     stock = NodeSource(node, "Interp", NodeSourceAction.CREATE)
-    with fastpass.enabled(["provenance"]):
+    with fastpass.enabled(["provenance"], trust="all"):
         fast = NodeSource(node, "Interp", NodeSourceAction.CREATE)
     assert stock.to_dict() == fast.to_dict()
     # stock deep-copies the chain, fastpass shares its elements
@@ -151,7 +151,7 @@ def test_provenance_none_and_missing_like_stock():
     a = g.placeholder("a")
     b = g.placeholder("b")
     b.meta["from_node"] = None
-    with fastpass.enabled(["provenance"]):
+    with fastpass.enabled(["provenance"], trust="all"):
         fa = NodeSource(a, "p")
         fb = NodeSource(b, "p")
     assert fa.from_node == [] and fb.from_node is None
@@ -175,7 +175,7 @@ def test_lazycode_defers_codegen_and_any_use_sees_stock_code():
 
     stock = _traced()
     x = torch.randn(3)
-    with fastpass.enabled(["lazycode"]):
+    with fastpass.enabled(["lazycode"], trust="all"):
         gm = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
         assert "_code" not in gm.__dict__  # nothing generated yet
         assert fastpass.stats()["code_deferred"] >= 1
@@ -192,7 +192,7 @@ def test_lazycode_defers_codegen_and_any_use_sees_stock_code():
 
 def test_lazycode_disable_leaves_stock_graph_modules():
     stock = _traced()
-    with fastpass.enabled(["lazycode"]):
+    with fastpass.enabled(["lazycode"], trust="all"):
         untouched = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
         assert "__getattr__" in vars(type(untouched))
     # disable generated the pending code and removed the lazy class attributes
@@ -200,7 +200,7 @@ def test_lazycode_disable_leaves_stock_graph_modules():
     assert "__getattr__" not in vars(type(untouched))
     assert "_fastpass_code_pending" not in untouched.__dict__
     assert inspect_sig(type(untouched).forward) == inspect_sig(type(stock).forward)
-    with fastpass.enabled(["skip", "copy"]):  # lazycode off: recompile is stock
+    with fastpass.enabled(["skip", "copy"], trust="all"):  # lazycode off: recompile is stock
         eager = torch.fx.GraphModule(stock, copy.deepcopy(stock.graph))
         assert eager.__dict__["_code"] == stock.code
 
@@ -219,7 +219,7 @@ def test_gc_freezes_the_heap_and_restores_collector_settings():
 
     thresholds = gc.get_threshold()
     assert gc.get_freeze_count() == 0
-    with fastpass.enabled(["gc"]):
+    with fastpass.enabled(["gc"], trust="all"):
         assert gc.get_freeze_count() > 0  # objects alive at enable() are not re-scanned
         assert gc.get_threshold()[0] >= 10_000
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
@@ -231,7 +231,7 @@ def test_gc_leaves_a_callers_own_freeze_alone():
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with fastpass.enabled(["gc"]):  # (objects that die leave the permanent generation)
+        with fastpass.enabled(["gc"], trust="all"):  # (objects that die leave the permanent generation)
             assert 0 < gc.get_freeze_count() <= frozen
         assert 0 < gc.get_freeze_count() <= frozen  # not unfrozen by disable()
     finally:
@@ -255,7 +255,7 @@ def test_fakecache_caches_executorch_namespace_ops():
         return y.shape, y.dtype
 
     stock = run()
-    with fastpass.enabled(["fakecache"]):
+    with fastpass.enabled(["fakecache"], trust="all"):
         fast = run()
         st = fastpass.stats()
     assert stock == fast
@@ -363,7 +363,7 @@ def test_copy_redispatches_downstream_of_changed_node(mode):
     cls = _make_pass(mode)
     try:
         stock = _run(_aten_graph(), [cls])
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast = _run(_aten_graph(), [cls])
             st = fastpass.stats()
         assert _describe(fast) == _describe(stock)
@@ -396,7 +396,7 @@ def test_copy_keeps_node_debug_str_as_stock_formats_it():
     try:
         stock_pass = ReadsDebugStr()
         _run(_aten_graph(), [lambda: stock_pass])
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast_pass = ReadsDebugStr()
             _run(_aten_graph(), [lambda: fast_pass])
             assert fastpass.stats()["nodes_copied"] > 0
@@ -428,7 +428,7 @@ def test_copy_redispatches_when_a_scalar_argument_changes_type():
             return _run(gm, [IntMin])
 
         stock = lowered()
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast = lowered()
         assert _describe(fast) == _describe(stock)
         assert [n.meta["val"].dtype for n in fast.graph.nodes if n.op == "call_function"] == [torch.int8] * 2
@@ -464,7 +464,7 @@ def test_copy_after_inplace_surgery_follows_the_rewired_inputs(to):
         gm = ExportPass()(_aten_graph()).graph_module
         _rewire_relu(gm, to)
         stock = cls()(gm).graph_module
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             gm = ExportPass()(_aten_graph()).graph_module
             _rewire_relu(gm, to)
             fastpass.reset_stats()
@@ -515,7 +515,7 @@ def test_skip_only_on_retrace_fixed_point():
     try:
         stock = cls()(_retraced_twice()).graph_module
         n_stock = len(calls)
-        with fastpass.enabled(["skip"]):
+        with fastpass.enabled(["skip"], trust="all"):
             gm = _retraced_twice()
             fastpass.reset_stats()
             res = cls()(gm)
@@ -528,7 +528,7 @@ def test_skip_only_on_retrace_fixed_point():
 
         # After in-place surgery (a node removed -> names no longer canonical,
         # no creation signature for the rewired node) the pass must run.
-        with fastpass.enabled(["skip"]):
+        with fastpass.enabled(["skip"], trust="all"):
             gm = _retraced_twice()
             neg = [n for n in gm.graph.nodes if n.target == torch.ops.aten.neg.default][0]
             neg.replace_all_uses_with(neg.args[0])
@@ -547,7 +547,7 @@ def test_skip_respects_targets_present():
     cls, calls = _sigmoid_pass()
     register(cls, {torch.ops.aten.relu.default}, skip_sound=True, copy_sound=False)
     try:
-        with fastpass.enabled(["skip"]):
+        with fastpass.enabled(["skip"], trust="all"):
             gm = _retraced_twice()
             cls()(gm)
         assert len(calls) == 1
@@ -614,7 +614,7 @@ def test_signatures_do_not_keep_graphs_alive():
 
     from fastpass import _sig
 
-    with fastpass.enabled(["copy"]):
+    with fastpass.enabled(["copy"], trust="all"):
         gm = ExportPass()(_aten_graph()).graph_module
         assert len(_sig._SIGS) > 0
         del gm

@@ -124,7 +124,7 @@ def _stock_and_fast(strip: str | None = None, edit: Any = None, exported: Any = 
     gm = exported()
     with _Cold() as cls:
         stock = _retrace(gm, cls, strip, edit)
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast = _retrace(gm, cls, strip, edit)
             copied = fastpass.stats()["nodes_copied"]
     return stock, fast, copied
@@ -227,10 +227,10 @@ def test_the_eager_input_vals_answer_follows_torchs_config_from_one_lowering_to_
 
     quantize = torch.ops.quantized_decomposed.quantize_per_tensor.default
     _quantized_exported()  # registers the op
-    with fastpass.enabled(["copy"]):
+    with fastpass.enabled(["copy"], trust="all"):
         assert _emit._saves_eager_input_vals(quantize) is True
     with functorch_config.patch(custom_op_default_layout_constraint="flexible_layout"):
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             assert _emit._saves_eager_input_vals(quantize) is False
 
 
@@ -296,7 +296,7 @@ def test_a_copied_node_is_recorded_with_the_signature_its_own_args_give():
 
     gm = _exported()
     with _Cold() as cls:
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast = _retrace(gm, cls)
             assert fastpass.stats()["nodes_copied"] >= 5
             checked = 0
@@ -329,7 +329,7 @@ def test_a_pass_with_its_own_placeholder_keeps_it(monkeypatch):
     try:
         gm = _exported()
         stock = _retrace(gm, RenamesInputs)
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             fast = _retrace(gm, RenamesInputs)
             assert fastpass.stats()["nodes_copied"] >= 5
     finally:
@@ -362,7 +362,7 @@ def test_a_placeholder_holds_the_value_the_retrace_was_given():
         FreshInputs()(ExportPass()(gm).graph_module)
         assert seen == [True, True]  # stock
         seen.clear()
-        with fastpass.enabled(["copy"]):
+        with fastpass.enabled(["copy"], trust="all"):
             FreshInputs()(ExportPass()(gm).graph_module)
             assert fastpass.stats()["nodes_copied"] >= 5
     finally:

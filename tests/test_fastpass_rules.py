@@ -65,7 +65,7 @@ def _per_pass(st, cls):
 def _stock_and_fast(make_graph, run, features=("copy",)):
     """``run(make_graph())`` stock, then with fastpass: (stock graph, fast graph, fastpass stats)."""
     stock = run(make_graph())
-    with fastpass.enabled(list(features)):
+    with fastpass.enabled(list(features), trust="all"):
         fast = run(make_graph())
         st = fastpass.stats()
     return stock, fast, st
@@ -434,7 +434,7 @@ def test_fakecache_key_includes_the_lowering_context():
 
     with pytest.raises(TosaValueError):
         _tosa_add_under("TOSA-1.0+INT")  # stock
-    with fastpass.enabled(["fakecache"]):
+    with fastpass.enabled(["fakecache"], trust="all"):
         assert _tosa_add_under("TOSA-1.0+FP").dtype == torch.float32
         assert _tosa_add_under("TOSA-1.0+FP").dtype == torch.float32
         assert fastpass.stats()["fakecache_ext_hits"] >= 1  # the context does not defeat the cache
@@ -452,7 +452,7 @@ def test_fakecache_leaves_no_executorch_entry_after_disable():
     from fastpass._fakecache import _ext_namespace
 
     op = torch.ops.quantized_decomposed.quantize_per_tensor.default
-    with fastpass.enabled(["fakecache"]):
+    with fastpass.enabled(["fakecache"], trust="all"):
         with FakeTensorMode() as mode:
             x = mode.from_tensor(torch.randn(2, 3))
             op(x, 0.1, 0, -128, 127, torch.int8)
@@ -488,7 +488,7 @@ def test_fakecache_keeps_upstream_bypass_reasons_for_executorch_namespaces():
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     op = _impure_tosa_op("fastpass_rules_dynamic_shape", tags=(torch.Tag.dynamic_output_shape,))
-    with fastpass.enabled(["fakecache"]):
+    with fastpass.enabled(["fakecache"], trust="all"):
         with FakeTensorMode() as mode:
             x = mode.from_tensor(torch.randn(2))
             first, second = op(x), op(x)
@@ -510,7 +510,7 @@ def test_fakecache_lifts_non_builtin_only_for_executorch_namespaces():
 
     torch.library.register_fake("fastpass_rules::grow", fake, lib=lib)
     try:
-        with fastpass.enabled(["fakecache"]):
+        with fastpass.enabled(["fakecache"], trust="all"):
             with FakeTensorMode() as mode:
                 x = mode.from_tensor(torch.randn(2))
                 first, second = torch.ops.fastpass_rules.grow.default(x), torch.ops.fastpass_rules.grow.default(x)
@@ -541,7 +541,7 @@ def test_node_copy_hands_the_signature_on_to_a_faithful_copy():
     object (node_copy copies meta shallowly), is described by its source's signature."""
     from fastpass import _sig
 
-    with fastpass.enabled(["copy"]):
+    with fastpass.enabled(["copy"], trust="all"):
         gm, env = _copied_graph(lambda env: lambda n: env[n])
         calls = [n for n in gm.graph.nodes if n.op == "call_function"]
         assert calls and all(_sig.get_valid(n) is not None for n in calls)
@@ -558,7 +558,7 @@ def test_node_copy_withholds_the_signature_when_an_input_became_a_literal():
     def literal_for_y(env):
         return lambda n: 1.0 if n.name == "y" else env[n]
 
-    with fastpass.enabled(["copy"]):
+    with fastpass.enabled(["copy"], trust="all"):
         gm, env = _copied_graph(literal_for_y)
         add = _node(gm, A.add.Tensor)
         assert _sig.get_valid(add) is not None
@@ -572,7 +572,7 @@ def test_node_copy_withholds_the_signature_of_a_node_rewired_since_its_dispatch(
     source's signature no longer describes either."""
     from fastpass import _sig
 
-    with fastpass.enabled(["copy"]):
+    with fastpass.enabled(["copy"], trust="all"):
         gm = _retrace(_retrace(_add_graph()))
         relu = _node(gm, A.relu.default)
         relu.args = (next(n for n in gm.graph.nodes if n.name == "y"),)
@@ -738,7 +738,7 @@ def test_skip_still_checks_requires():
     check must fail the same way)."""
     for features in ((), ("skip",)):
         with _Registered(_RequiresNoRelu, [A.sigmoid.default], skip_sound=True, copy_sound=False):
-            with fastpass.enabled(list(features)) if features else _nullcontext():
+            with fastpass.enabled(list(features), trust="all") if features else _nullcontext():
                 gm = _retrace(_retrace(_add_graph()))
                 with pytest.raises(ValueError, match="precondition"):
                     _RequiresNoRelu()(gm)
@@ -813,7 +813,7 @@ def test_lazycode_regenerates_everything_after_a_graph_edit():
 
     x = torch.randn(4)
     ref, ref_code = edited(lambda gm: gm(x))
-    with fastpass.enabled(["lazycode"]):
+    with fastpass.enabled(["lazycode"], trust="all"):
         gm, code = edited(lambda gm: gm(x))
         assert gm.__dict__.get("_fastpass_code_pending")  # the edit's code is still pending
         assert code.src == ref_code.src
@@ -856,7 +856,7 @@ def test_lazycode_packages_like_stock():
 
     x = torch.randn(4)
     ref = packaged(edited())
-    with fastpass.enabled(["lazycode"]):
+    with fastpass.enabled(["lazycode"], trust="all"):
         gm = edited()
         assert gm.__dict__.get("_fastpass_code_pending")
         loaded = packaged(gm)
@@ -878,7 +878,7 @@ def test_lazycode_records_pytree_specs_at_recompile():
         return gm
 
     ref = respecced()
-    with fastpass.enabled(["lazycode"]):
+    with fastpass.enabled(["lazycode"], trust="all"):
         gm = respecced()
         assert gm.__dict__.get("_fastpass_code_pending")
         assert gm._out_spec == ref._out_spec and gm._in_spec == ref._in_spec
