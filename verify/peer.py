@@ -1,7 +1,7 @@
 """`python -m verify.peer` (`tox -e peer`): executorch's own Arm tests, three ways, test by test.
 
 Runs the Arm test suite shipped in the installed executorch wheel (`backends/arm/test/`;
-`passes` by default, `ops`, `models` or any sub-path through the arguments) stock, with
+`passes` by default, `ops`, `models` or any sub-path or test file through the arguments) stock, with
 `--fastpass` and with `--fastpass=crosscheck` (verify/pytest_plugin.py), each in its own pytest
 process with the same hash seed, and compares: every test must have the same outcome (passed,
 failed, error, skipped, xfailed, xpassed) in every mode, and every crosschecked lowering must
@@ -13,6 +13,14 @@ it is not counted identical.
 These are tests written by the pass authors, not by us: their graphs hit corner cases our
 generators do not. Tests that need hardware or simulators we do not have skip themselves by
 their own markers; the summary counts them by reason.
+
+`ops/` holds 12,004 tests (hours per mode) and `models/` lowers whole networks, so a run may
+take a seeded random share of a suite folder (`--share`, class Share): whole files, drawn once
+and run in every mode alike, under a seed fresh per run (successive runs cover other files)
+that is printed and kept in peer.json (`--share-seed` repeats a run's files). Before any mode,
+every test file is collected once (probe_collection): a file that does not collect here (most
+`models/` files import packages not installed) is run in no mode and listed with its reason,
+since a single collection error stops each mode's whole pytest session.
 
 Every mode runs under one pinned hash seed (`--hash-seed`, default 0, whatever PYTHONHASHSEED
 the caller's environment holds): under different seeds set iteration orders differ between the
