@@ -25,6 +25,7 @@ import pytest
 
 from tests.test_gate_workers import ROOT, gate_command, processes_mentioning, report
 from verify.gate.worker import FAULT_VARIABLE
+from verify.report.verdict import Feature
 
 FINISHED, RUNNING, NEVER_STARTED = "InsertBeforeRetracePass", "NoRetracePass", "ChangeDtypePass"
 
@@ -175,3 +176,43 @@ def test_bad_infer_usage_is_one_line_and_exit_2(capsys, argv, message):
     err = capsys.readouterr().err
     lines = _own_lines(err, argv)
     assert status == 2 and len(lines) == 1 and lines[0].startswith("verify infer: ") and message in lines[0], err
+
+
+def test_a_pass_check_cut_short_by_a_stop_keeps_the_evidence_its_worker_wrote(tmp_path, caplog):
+    """A `--pass` check's worker writes its verdict so far after every example
+    (`<job>.partial.json`); the run is stopped on the worker's first example record (relayed to
+    this process): the worker is killed, and the PassRun, STOPPED, carries that evidence, which
+    the CLI turns into the pass's `error` ("not run: stopped by ..."), evidence kept."""
+    import logging
+
+    from tests.passes import gate_passes
+    from verify.gate.workers import Ending, PassJob, SearchSettings, gate_in_workers
+    from verify.launcher import reset_after_stop, stop_all, stop_signal
+
+    class StopAtFirstExample(logging.Handler):
+        def emit(self, record):
+            if "[skip] example 1/" in record.getMessage():
+                stop_all(signal.SIGTERM)
+
+    caplog.set_level(logging.INFO)
+    handler = StopAtFirstExample()
+    logger = logging.getLogger("verify.gate.run")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    settings = SearchSettings(30, tmp_path, 0, 2, 15.0, ("abs", "neg"), 1)
+    job = PassJob(gate_passes.InsertBeforeRetracePass, "tests/passes/gate_passes.py:InsertBeforeRetracePass",
+                  "edge-fp")
+    try:
+        (run,) = gate_in_workers([job], settings, parallel=1, pass_timeout=600)
+        assert stop_signal() == signal.SIGTERM
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        reset_after_stop()
+    assert run.ending is Ending.STOPPED and run.verdict is not None, run
+    skip = run.verdict.evidence[Feature.SKIP]
+    assert skip.examples >= 1 and run.verdict.examples >= 1, run.verdict  # written before the record
+    assert run.verdict.examples < 60  # 30 per feature: cut short
+    assert (tmp_path / "workers" / "000-InsertBeforeRetracePass.partial.json").is_file()
+    assert not (tmp_path / "workers" / "000-InsertBeforeRetracePass.result.json").exists()
+    assert not processes_mentioning(str(tmp_path / "workers")), "a worker outlived the stop"

@@ -273,7 +273,8 @@ def _gate(args, explicit, ops: list[str] | None, out: Path, deadline: float | No
 def _in_workers(jobs, settings, args, deadline: float | None, what: str):
     """The verdicts of `jobs` checked in workers, in the order of `jobs`: each finished check's
     verdict; every other pass an `error` saying why its check did not finish (not started by
-    `deadline`, or stopped): an incomplete check is never green (PassVerdict.not_finished)."""
+    `deadline`, or stopped: then with the evidence its worker had written so far): an incomplete
+    check is never green (PassVerdict.not_finished)."""
     from verify.gate import passes as gp
     from verify.gate import run
     from verify.gate.workers import Ending, gate_in_workers
@@ -287,9 +288,11 @@ def _in_workers(jobs, settings, args, deadline: float | None, what: str):
         if result.ending is Ending.FINISHED:
             verdicts.append(result.verdict)
             continue
-        gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
-        v = run.make_verdict(result.job.cls, result.job.ref)
-        v.stage, v.how = result.job.stage, result.job.how or ""
+        v = result.verdict  # stopped: the verdict so far its worker had written, if any
+        if v is None:
+            gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
+            v = run.make_verdict(result.job.cls, result.job.ref)
+            v.stage, v.how = result.job.stage, result.job.how or ""
         if result.ending is Ending.NOT_STARTED:
             v.not_finished(Unfinished.NOT_STARTED,
                            "not started: the --max-seconds budget was spent before its check started")

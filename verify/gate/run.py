@@ -26,7 +26,7 @@ import logging
 import time
 from collections import Counter
 from pathlib import Path
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from verify.gate import check
@@ -175,7 +175,12 @@ def untargeted_ops(outcome: check.Outcome, cls: type, copied: int) -> frozenset[
 
 def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int | None = None,
               how: str | None = None, max_ops: int = 4, shrink_seconds: float = 300.0,
-              ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE) -> PassVerdict:
+              ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
+              checkpoint: Callable[[PassVerdict], None] | None = None) -> PassVerdict:
+    """One pass's check (`--pass`, or a registry run's direct check): a search per claimed
+    feature. `checkpoint(verdict so far)` is called after every example counted (a pass worker
+    writes it, so that a check cut short by a stop, its timeout or a crash hands over its
+    evidence: see verify.gate.workers)."""
     from fastpass.annotations import lookup
 
     start = time.perf_counter()
@@ -211,6 +216,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
                 counts["vacuous_reason"] = o.vacuous[:200]
             evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied),
                          o.upstream_skipped, ran=o.ran, dispatched=o.dispatched)
+            if checkpoint is not None:  # v.examples counts a feature's search once it ends: add this one's
+                checkpoint(replace(v, examples=v.examples + counts["examples"]))
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
             _log(f"  {v.name} [{mode}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
                  f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied}; "
@@ -330,7 +337,7 @@ class StageResult:
 
 # (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
 # (a result per stage plan, in any order, `unfinished` set where its search did not run to its end;
-#  the verdicts of the direct passes whose check finished)
+#  the verdicts of the direct passes whose check finished, or was cut short with `unfinished` set)
 RegistryRunner = Callable[[list[StagePlan], list[tuple[str, type]], str, "float | None"],
                           tuple[list[StageResult], dict[str, PassVerdict]]]
 
@@ -667,8 +674,9 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                 break
             v = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
                           shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
-            if not _stopped():  # a check the stop cut short is not finished
-                done[qn] = v
+            if _stopped():  # cut short by the stop: its evidence so far, not finished
+                v.unfinished = Unfinished.STOPPED
+            done[qn] = v
         return results, done
 
     results, direct = (runner or in_process)(plans, untried, direct_stage, run_deadline)
@@ -689,10 +697,12 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     # passes no stage's pipeline invokes: their direct runs (each alone, in workers: see runner)
     for qn, _cls in untried:
         v = direct.get(qn)
-        if v is None:
-            why = _missing()
-            verdicts[qn].not_finished(why, _unfinished_reason(why, f"its direct run (not invoked by the "
-                                                                   f"{pipelines} pipelines)"))
+        if v is None or v.unfinished is not None:  # no verdict, or the evidence of a run cut short
+            if v is None:
+                v, why = verdicts[qn], _missing()
+            else:
+                verdicts[qn], why = v, v.unfinished
+            v.not_finished(why, _unfinished_reason(why, f"its direct run (not invoked by the {pipelines} pipelines)"))
             continue
         if v.verdict is GateVerdict.ERROR and v.every_example_vacuous:
             v.verdict = GateVerdict.UNTESTED

@@ -4,7 +4,8 @@ Started by verify.gate.workers through verify.launcher (own process group, pinne
 log file, timeout, killed with the gate). The job is one of two kinds:
 
 - `pass`: one pass's check, `verify.gate.run.gate_pass`; the verdict is written as JSON
-  (`PassVerdict.to_json`) to the job's `result` path;
+  (`PassVerdict.to_json`) to the job's `result` path, and the verdict so far, after every
+  example, to its `partial` path;
 - `stage`: one stage's search of a registry run, `verify.gate.run.search_stage`; written as
   `{"stage": ..., "verdicts": {key: PassVerdict.to_json()}}` (each pass's verdict for this
   stage alone, plus the stage's own error entries), and in the same form, after every graph,
@@ -72,10 +73,15 @@ def run_job(job: dict) -> None:
         with contextlib.suppress(Exception), check.quiet():
             how = run.how_to_run(cls, stage)
     freeze_long_lived_heap()
+    # After every example: the verdict so far, for the gate to keep if this worker is killed (a
+    # stop, its timeout) or dies before its result. Atomic: whenever it is killed, the last is whole.
+    partial = Path(job["partial"]) if job.get("partial") else None
+    checkpoint = None if partial is None else (
+        lambda v: write_text(partial, json.dumps(v.to_json(), default=str)))
     verdict: PassVerdict = run.gate_pass(
         cls, job["ref"], job["examples"], stage, Path(job["out"]), job["seed"], how=how,
         max_ops=job["max_ops"], shrink_seconds=job["shrink_seconds"], ops=job["ops"],
-        min_evidence=job["min_evidence"])
+        min_evidence=job["min_evidence"], checkpoint=checkpoint)
     write_text(Path(job["result"]), json.dumps(verdict.to_json(), indent=1, default=str))
 
 

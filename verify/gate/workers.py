@@ -18,9 +18,9 @@ group, pinned hash seed, log file, timeout, killed on stop), and:
   when the run is stopped (SIGINT/SIGTERM: verify.launcher.stop_all kills every worker's
   group) the unfinished ones are `STOPPED` and the finished verdicts are kept. The callers
   turn every pass of an unfinished job into an `error` (verdict.PassVerdict.not_finished);
-- a stage worker writes its verdicts so far after every graph (`<job>.partial.json`, atomically:
-  a worker killed at any moment leaves the last complete one), so a stage search cut short by a
-  stop, its timeout or a crash still hands over the evidence it had gathered.
+- a worker writes its verdicts so far after every graph (`<job>.partial.json`, atomically: a
+  worker killed at any moment leaves the last complete one), so a stage search or a pass check
+  cut short by a stop, its timeout or a crash still hands over the evidence it had gathered.
 """
 
 from __future__ import annotations
@@ -100,7 +100,8 @@ class Ending(str, Enum):
 class PassRun:
     job: PassJob
     ending: Ending
-    verdict: PassVerdict | None = None  # set when FINISHED
+    # set when FINISHED; when STOPPED, the verdict so far its worker had written (None if none)
+    verdict: PassVerdict | None = None
     wall_seconds: float = 0.0  # the worker's, start-up included (the verdict's `seconds`: its search)
 
 
@@ -143,12 +144,13 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
                 base = folder / f"{index:03d}-stage-{job.plan.stage}"
                 found = _run_stage(job, settings, base, stage_timeout or pass_timeout, log_level)
             else:
-                found = _run_one(job, settings, folder / f"{index:03d}-{job.cls.__name__}", pass_timeout, log_level)
+                base = folder / f"{index:03d}-{job.cls.__name__}"
+                found = _run_one(job, settings, base, pass_timeout, log_level)
         except RunStopped:
             if isinstance(job, StageJob):
                 return StageRun(job, Ending.STOPPED, _partial_result(job, base, Unfinished.STOPPED),
                                 time.perf_counter() - start)
-            return kind(job, Ending.STOPPED)
+            return PassRun(job, Ending.STOPPED, _partial_verdict(base), time.perf_counter() - start)
         result = kind(job, Ending.FINISHED, found, time.perf_counter() - start)
         with lock:
             finished[0] += 1
@@ -165,8 +167,9 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
     """run.gate_registry's runner for workers: the stage searches first, then the direct checks
     (`settings.examples` graphs per feature), in one pool of `parallel` workers. Every stage
     gives a result, `unfinished` where its search did not run to its end (with the evidence its
-    worker had written); a direct check not started by the run's deadline, or cut short by a
-    stop, gives none (gate_registry makes each such pass an `error` saying why)."""
+    worker had written); a direct check cut short by a stop gives the verdict so far its worker
+    had written, `unfinished` set, or none, like one not started by the run's deadline
+    (gate_registry makes each such pass an `error` saying why)."""
 
     def ref_of(cls: type) -> str:
         return f"{cls.__module__}:{cls.__qualname__}"
@@ -188,8 +191,13 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
                    StageResult(r.job.plan.stage, {}, Unfinished.STOPPED if r.ending is Ending.STOPPED
                                else Unfinished.NOT_STARTED)
                    for r in runs if isinstance(r, StageRun)]
-        direct = {qn: r.verdict for (qn, _cls), r, done in zip(items, runs[len(plans):], finished[len(plans):])
-                  if done}
+        direct = {}
+        for (qn, _cls), r in zip(items, runs[len(plans):]):
+            if r.ending is Ending.FINISHED:
+                direct[qn] = r.verdict
+            elif r.verdict is not None:  # stopped after some examples: its evidence so far, unfinished
+                r.verdict.unfinished = Unfinished.STOPPED
+                direct[qn] = r.verdict
         return results, direct
 
     return runner
@@ -264,12 +272,12 @@ def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float,
                                "how": job.how, "examples": settings.examples, "seed": settings.seed,
                                **_search_document(settings)}, base, timeout, log_level)
     if launched.document is None:
-        return _error(job, launched.failure, launched.seconds)
+        return _error(job, launched.failure, launched.seconds, _partial_verdict(base))
     try:
         return PassVerdict.from_json(launched.document)
     except (ValueError, KeyError, TypeError) as exc:
         return _error(job, f"<worker-crash: exit 0>: unreadable verdict {base.name}.result.json: "
-                           f"{type(exc).__name__}: {exc}", launched.seconds)
+                           f"{type(exc).__name__}: {exc}", launched.seconds, _partial_verdict(base))
 
 
 def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> StageResult:
@@ -324,16 +332,33 @@ def _partial_result(job: StageJob, base: Path, why: Unfinished) -> StageResult:
     return StageResult(job.plan.stage, verdicts, why)
 
 
-def _error(job: PassJob, reason: str, seconds: float) -> PassVerdict:
-    """The pass's verdict when its worker gave none: what it claims, `error`, and why."""
+def _error(job: PassJob, reason: str, seconds: float, partial: PassVerdict | None = None) -> PassVerdict:
+    """The pass's verdict when its worker gave none: what it claims, `error`, and why; with the
+    evidence the worker had written before it died or was killed (`partial`), if any."""
     from verify.gate import passes as gp
     from verify.gate import run
 
-    gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
-    v = run.make_verdict(job.cls, job.ref)
-    v.stage, v.how = job.stage, job.how or ""
+    if partial is not None:
+        v = partial
+    else:
+        gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
+        v = run.make_verdict(job.cls, job.ref)
+        v.stage, v.how = job.stage, job.how or ""
     v.verdict, v.reason, v.seconds = GateVerdict.ERROR, reason[:500], seconds
     return v
+
+
+def _partial_verdict(base: Path) -> PassVerdict | None:
+    """The verdict so far a pass worker that did not finish had written (`<job>.partial.json`,
+    after every example), or None: it wrote none, or it cannot be read."""
+    path = base.with_name(f"{base.name}.partial.json")
+    try:
+        return PassVerdict.from_json(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("gate: %s: its evidence so far is unreadable (%s: %s)", base.name, type(exc).__name__, exc)
+        return None
 
 
 def _last_line(path: Path) -> str:
