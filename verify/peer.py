@@ -656,8 +656,9 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as exc:
             error = str(exc)
             print(error, flush=True)
-        for path, reason in collected.not_runnable.items():
-            print(f"[collect] {suite_name(path, root)}: {reason}", flush=True)
+        if collected.not_runnable:
+            print(f"[collect] {len(collected.not_runnable)} test files do not collect here: run in no mode "
+                  "(listed with why in the summary)", flush=True)
         if error is None and stop_signal() is None:
             paths, drawn = runnable_paths(suites, root, shares, seed, collected)
             for name, share in drawn.items():
