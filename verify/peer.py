@@ -89,8 +89,8 @@ class Share:
     Whole files, not tests: a file's fixtures and module-scoped setup then behave as in a full
     run, and the mode processes get paths, never node ids. AMOUNT is a fraction of the files
     (0 < f <= 1, with a decimal point), a count of files, or a budget of tests (`300tests`:
-    files drawn until their tests would pass it — executorch's ops files hold 1 to 585 tests
-    each, so a count of files says little about the time). Without SUITE it applies to every
+    each file in the drawn order taken if its tests still fit — executorch's ops files hold 1
+    to 585 tests each, so a count of files says little about the time). Without SUITE it applies to every
     suite folder given."""
 
     suite: str | None
