@@ -53,6 +53,9 @@ def test_slice_of_executorch_pass_tests_crosschecked_with_xdist(tmp_path):
     assert totals["identical"] == totals["crosschecked"] == 6 and totals["divergent"] == 0
     assert totals["stock_seconds"] > 0 and totals["fastpass_seconds"] > 0
     assert "lowerings crosschecked: 6  identical: 6  divergent: 0" in done.stdout
+    # what the identical verdicts rest on: the annotations fastpass acted by, each proven
+    assert totals["relied_on"] and set(totals["relied_on"].values()) == {"sound"}, totals["relied_on"]
+    assert f"relied on {len(totals['relied_on'])} annotations: {len(totals['relied_on'])} sound" in done.stdout
 
 
 @pytest.mark.slow
@@ -66,8 +69,9 @@ def test_injected_unsound_annotation_fails_the_tests_that_lower_through_it(tmp_p
     """))
     report = tmp_path / "report.json"
     cast_tests = str(peer.arm_test_root() / "passes/test_cast_int64_pass.py")
+    # --fastpass-trust all: the registered claim is no proven one, and the default trust would not use it
     done = run_pytest(["-p", "no:xdist", "-p", "inject_unsound_annotation", "--fastpass=crosscheck",
-                       "--fastpass-json", str(report), "--fastpass-reproducers", str(tmp_path / "repro"),
+                       "--fastpass-trust", "all", "--fastpass-json", str(report), "--fastpass-reproducers", str(tmp_path / "repro"),
                        "--rootdir", str(peer.arm_test_root()), cast_tests], tmp_path, extra_path=tmp_path)
     assert done.returncode == 1, done.stdout[-3000:]
     data = json.loads(report.read_text())

@@ -31,7 +31,7 @@ import pytest
 
 from verify.lowering.mode import Mode
 from verify.report.atomic import write_text
-from verify.report.verdict import Verdict
+from verify.report.verdict import Verdict, relied_on_summary
 
 MODES = ("on", "crosscheck")
 RECORDS_KEY = "fastpass.crosscheck"  # user_properties key: this phase's crosscheck records (JSON)
@@ -55,6 +55,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="enable fastpass for every test; =crosscheck: lower stock and with fastpass, compare")
     group.addoption("--fastpass-features", default="", metavar="F1,F2",
                     help="fastpass features to enable (default: all)")
+    group.addoption("--fastpass-trust", default="proven", choices=("proven", "all"),
+                    help="which annotations fastpass uses: 'proven' (default: those the proof ledger calls "
+                         "sound) or 'all' (every annotation in effect, e.g. one a test registers)")
     group.addoption("--fastpass-json", default=None, metavar="FILE",
                     help="write outcomes, crosscheck records and totals as JSON")
     group.addoption("--fastpass-reproducers", default="verify-out/crosscheck", metavar="DIR",
@@ -95,6 +98,7 @@ class FastpassPlugin:
         self.config = config
         self.mode: str | None = config.getoption("fastpass")
         self.features = tuple(f for f in config.getoption("fastpass_features").split(",") if f)
+        self.trust: str = config.getoption("fastpass_trust")
         self.is_worker = hasattr(config, "workerinput")
         self.session: Any = None  # verify.crosscheck.Session in crosscheck mode
         self.reported = 0  # records of the session already attached to a report
@@ -113,14 +117,15 @@ class FastpassPlugin:
         if self.mode == "on":
             import fastpass
 
-            fastpass.enable(self.features or None)
+            fastpass.enable(self.features or None, trust=self.trust)
         elif self.mode == "crosscheck":
             from verify import crosscheck
 
             self.session = crosscheck.enable(
                 features=self.features, reference_sets=self.config.getoption("fastpass_reference_sets"),
                 reproducer_dir=Path(self.config.getoption("fastpass_reproducers")),
-                second_mode=Mode.STOCK if self.config.getoption("fastpass_null") else Mode.FASTPASS)
+                second_mode=Mode.STOCK if self.config.getoption("fastpass_null") else Mode.FASTPASS,
+                trust=self.trust)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -230,6 +235,11 @@ class FastpassPlugin:
               f"{work['passes_run'] + work['passes_skipped']}, {work['nodes_copied']} nodes copied of "
               f"{work['nodes_copied'] + work['nodes_dispatched']}; calls with skip or copy at work: "
               f"{totals['calls_with_fastpass_work']}")
+        write(f"relied on {len(totals['relied_on'])} annotations: {relied_on_summary(totals['relied_on'])} "
+              f"(proof ledger: fastpass/annotations/proofs.json)")
+        if totals["divergent"]:
+            write(f"divergent calls reproduced in a fresh process: {totals['divergent_reproduced_in_fresh_process']} "
+                  f"of {totals['divergent']} (the others depend on what ran before them)")
         for record in self.records:
             verdict = Verdict(record["verdict"])
             if verdict is Verdict.DIVERGENT:
@@ -253,6 +263,7 @@ class FastpassPlugin:
             # the harness's mode names (--fastpass=on lowers in mode `fastpass`), or "crosscheck"
             "mode": {None: Mode.STOCK.value, "on": Mode.FASTPASS.value}.get(self.mode, self.mode),
             "features": list(self.features),
+            "trust": self.trust,
             "seconds": time.time() - self.started,
             "outcomes": dict(sorted(self.outcomes.items())),
             "outcome_counts": dict(Counter(self.outcomes.values())),
@@ -283,6 +294,12 @@ def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
         "fastpass_work": {k: work[k] for k in ("passes_run", "passes_skipped", "nodes_copied", "nodes_dispatched")},
         "calls_with_fastpass_work": sum(1 for r in records
                                         if r["fastpass_work"]["passes_skipped"] or r["fastpass_work"]["nodes_copied"]),
+        # every annotation any fastpass run skipped or copied by, with its proof-ledger status
+        "relied_on": dict(sorted({name: status for r in records
+                                  for name, status in (r.get("relied_on") or {}).items()}.items())),
+        "divergent_reproduced_in_fresh_process": sum(
+            1 for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT
+            and ((r.get("fresh_recheck") or {}).get("reproduced") is True)),
         "divergences": [{"test": r["context"], "entry_point": r["entry_point"],
                          "first_divergence": r["first_divergence"], "failed_checks": list(r["failed_checks"]),
                          "reproducer": r["reproducer"]} for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT],

@@ -39,9 +39,10 @@ _session: Session | None = None
 
 def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
            reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS,
-           fresh_recheck: bool = True) -> Session:
+           fresh_recheck: bool = True, trust: str = "proven") -> Session:
     """Start crosschecking every lowering; returns the session that collects the records.
-    `fresh_recheck`: replay each divergence in a fresh process before reporting it (fresh.py)."""
+    `fresh_recheck`: replay each divergence in a fresh process before reporting it (fresh.py);
+    `trust`: which annotations the fastpass run uses (fastpass.enabled's)."""
     global _session
     import fastpass
 
@@ -57,7 +58,7 @@ def enable(strict: bool = False, features: tuple[str, ...] = (), reference_sets:
         raise ValueError(f"second_mode is {Mode.FASTPASS.value!r} or {Mode.STOCK.value!r} (the null run), "
                          f"not {second_mode!r}") from None
     session = Session(Settings(strict, tuple(features), reference_sets, Path(reproducer_dir), second_mode,
-                               fresh_recheck))
+                               fresh_recheck, trust))
     intercept.install(session.handle)
     _session = session
     return session
@@ -82,9 +83,9 @@ def current() -> Session | None:
 @contextlib.contextmanager
 def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_sets: int = 1,
                reproducer_dir: Path | str = Path("verify-out/crosscheck"), second_mode: Mode | str = Mode.FASTPASS,
-               fresh_recheck: bool = True) -> Iterator[Session]:
+               fresh_recheck: bool = True, trust: str = "proven") -> Iterator[Session]:
     """`second_mode=Mode.STOCK`: stock against stock, crosscheck's own null run."""
-    session = enable(strict, features, reference_sets, reproducer_dir, second_mode, fresh_recheck)
+    session = enable(strict, features, reference_sets, reproducer_dir, second_mode, fresh_recheck, trust)
     try:
         yield session
     finally:

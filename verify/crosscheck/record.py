@@ -72,6 +72,9 @@ class CrosscheckRecord:
     unchecked_reason: str | None = None
     order_recheck: OrderRecheck | None = None  # made only when stock and fastpass differed
     fresh_recheck: FreshRecheck | None = None  # made only for a divergence (verify.crosscheck.fresh)
+    # Annotation -> proof-ledger status, for every annotation the fastpass run skipped or copied by
+    # (fastpass.stats()["relied_on"]): with fastpass_work, what an "identical" rests on.
+    relied_on: dict[str, str] = field(default_factory=dict)
 
     @property
     def divergent(self) -> bool:
@@ -117,6 +120,7 @@ class CrosscheckRecord:
             "unchecked_reason": self.unchecked_reason,
             "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
             "fresh_recheck": self.fresh_recheck.to_json() if self.fresh_recheck else None,
+            "relied_on": dict(self.relied_on),
         }
 
 

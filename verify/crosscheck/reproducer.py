@@ -106,8 +106,9 @@ def _active_tosa_spec() -> Any:
 
 
 def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str, features: tuple[str, ...] = (),
-         first_divergent_pass: str | None = None) -> str | None:
-    """Write the reproducer; returns why it cannot replay the call by itself, or None."""
+         first_divergent_pass: str | None = None, trust: str = "proven") -> str | None:
+    """Write the reproducer; returns why it cannot replay the call by itself, or None. `trust`: the
+    fastpass run's (replayed with the same)."""
     programs: dict[str, Any] = {}
     buffer = io.BytesIO()
     _CallPickler(buffer, programs).dump((args, kwargs))
@@ -121,7 +122,8 @@ def save(path: Path, entry: EntryPoint, args: tuple, kwargs: dict, context: str,
                             "programs": programs, "call": buffer.getvalue()})
     manifest = Manifest(Producer.CROSSCHECK, str(spec) if spec is not None else "", tuple(features),
                         first_divergent_pass, f"{entry.value} diverged in {context or 'an unnamed call'}",
-                        settings={"entry_point": entry.value, "context": context, "limitation": limitation})
+                        settings={"entry_point": entry.value, "context": context, "limitation": limitation,
+                                  "trust": trust})
     saved_format.save(path, manifest, payload, notes=[f"crosscheck reproducer: {entry.value} from {context or '?'}",
                                                       f"first divergent pass: {first_divergent_pass}"])
     return limitation
@@ -215,7 +217,8 @@ def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference
     features = saved.manifest.features if features is None else features
     print(f"replaying {call.entry_point.value} from {call.context or saved.path}")
     with crosscheck(features=features, reference_sets=reference_sets,
-                    reproducer_dir=saved.path.parent / "replayed", fresh_recheck=False) as session:
+                    reproducer_dir=saved.path.parent / "replayed", fresh_recheck=False,
+                    trust=saved.manifest.settings.get("trust", "proven")) as session:
         session.context = f"replay of {saved.path.name}"
         with call.lowering_context():
             try:

@@ -44,6 +44,7 @@ class Settings:
     # Replay a divergent call's reproducer in a fresh process before reporting it (fresh.py says
     # why); off in that replay itself, which must not recheck in yet another process.
     fresh_recheck: bool = True
+    trust: str = "proven"  # which annotations the fastpass run uses (fastpass.enabled's trust)
 
 
 @dataclass
@@ -97,7 +98,7 @@ class Session:
         _restore([at_start])  # ... and the shape environments as stock saw them ...
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
                             self.settings.features if self.settings.second_mode is Mode.FASTPASS else (),
-                            True, self.settings.reference_sets)
+                            True, self.settings.reference_sets, trust=self.settings.trust)
         record = self._compare(entry, stock.result, fast.result)
         if record.divergent:
             record.order_recheck = self._recheck_order(original, pristine, rng, at_start, fast.result)
@@ -122,7 +123,8 @@ class Session:
             stock.seconds, fast.seconds, stock_error=_first_line(stock),
             passes_observed=len(stock.observation.steps), delegates=len(stock.payloads),
             checks_run=tuple(results), failed_checks=failed,
-            fastpass_work=FastpassWork.from_stats(fast.fastpass_stats))
+            fastpass_work=FastpassWork.from_stats(fast.fastpass_stats),
+            relied_on=dict((fast.fastpass_stats or {}).get("relied_on", {})))
         if failed:
             record.first_divergence = first_divergence(stock, results) or Divergence("unlocated")
         return record
@@ -147,7 +149,7 @@ class Session:
         args, kwargs = copy_inputs(*pristine)  # saving must not touch the pristine copy's objects
         try:
             limitation = reproducer.save(path, entry, args, kwargs, self.context, self.settings.features,
-                                         first.label if first is not None else None)
+                                         first.label if first is not None else None, self.settings.trust)
         except Exception as exc:  # noqa: BLE001 - the divergence is still recorded, without a file
             log.warning("crosscheck: could not save the reproducer for %s: %s", self.context, exc)
             return Reproducer(None, "", f"not saved: {type(exc).__name__}: {exc}")
