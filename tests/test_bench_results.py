@@ -28,7 +28,7 @@ def worker_run(mode: Mode, lower: float, pipeline: float, *, before_mib: int = 5
         pass_invocations=300, memory=Memory(before_mib * MIB, peak_mib * MIB, PeakScope.LOWERING),
         fastpass=FastpassCounters(passes_run=100, passes_skipped=200, nodes_copied=copied, nodes_dispatched=50,
                                   copy_seconds=copy_seconds, dispatch_seconds=0.1, fakecache_hits=7,
-                                  fakecache_misses=3) if fast else None,
+                                  fakecache_misses=3, relied_on={"x.ProvenPass": "sound"}) if fast else None,
         program_digest="p", payload_digests=("d0",), delegate_tosa_digests=("t0",), final_graph_digest="g",
         per_pass=(PassTiming("delegate0", "PassManager#0", 0, "SomePass", pipeline),))
     return replace(run, **changes)
@@ -103,6 +103,8 @@ def test_medians_ratios_outside_time_memory_and_node_cost(tmp_path):
     rss_row = next(line for line in table.splitlines() if "RSS increase MiB" in line)
     assert "300" in rss_row and "500" in rss_row
     assert "yes: 3 of 3 pairs" in table and table.rstrip().endswith(": yes")
+    assert "sound" in next(line for line in table.splitlines() if "annotations relied on" in line)
+    assert result.cases[0].to_json()["relied_on"] == {"x.ProvenPass": "sound"}
 
 
 @pytest.mark.parametrize("field", IDENTITY_FIELDS)

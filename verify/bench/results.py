@@ -54,10 +54,12 @@ class FastpassCounters:
     dispatch_seconds: float
     fakecache_hits: int
     fakecache_misses: int
+    # annotation -> proof-ledger status, for each annotation the lowering skipped or copied by
+    relied_on: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_stats(cls, stats: dict[str, Any]) -> FastpassCounters:
-        return cls(**{name: stats[name] for name in cls.__dataclass_fields__})
+        return cls(**{name: stats[name] for name in cls.__dataclass_fields__ if name in stats})
 
     @property
     def seconds_per_copied_node(self) -> float | None:
@@ -235,6 +237,12 @@ class CaseResult:
     def identical(self) -> bool:
         return self.error is None and bool(self.pairs) and all(p.identical for p in self.pairs)
 
+    @property
+    def relied_on(self) -> dict[str, str]:
+        """Every annotation a fastpass lowering of the case skipped or copied by, with its status."""
+        return dict(sorted({name: status for p in self.pairs if p.fastpass.fastpass is not None
+                            for name, status in p.fastpass.fastpass.relied_on.items()}.items()))
+
     def summary(self, metric: Metric) -> MetricSummary:
         return MetricSummary(
             metric.key,
@@ -250,7 +258,7 @@ class CaseResult:
         return {
             "model": self.model, "target": self.target, "identical": self.identical,
             "pairs_identical": sum(p.identical for p in self.pairs), "pairs": len(self.pairs),
-            "graph_spec": self.graph_spec, "error": self.error,
+            "graph_spec": self.graph_spec, "error": self.error, "relied_on": self.relied_on,
             "summary": {s.key: _jsonable(asdict(s)) for s in self.summaries()},
             "pair_runs": [{"index": p.index, "identical": p.identical, "problems": list(p.problems),
                            Mode.STOCK.value: p.stock.to_json(), Mode.FASTPASS.value: p.fastpass.to_json()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from verify.bench.results import METRICS, BenchResult, CaseResult, PeakScope, Spread
+from verify.report.verdict import relied_on_summary
 
 _HEADER = ("case", "figure", "stock", "fastpass", "stock/fastpass")
 
@@ -34,6 +35,7 @@ def _case_rows(case: CaseResult) -> list[tuple[str, str, str, str, str]]:
     identical = sum(p.identical for p in case.pairs)
     verdict = "yes" if case.identical else "NO"
     rows.append(("", "output identical", "", f"{verdict}: {identical} of {len(case.pairs)} pairs", ""))
+    rows.append(("", "annotations relied on", "", relied_on_summary(case.relied_on), ""))
     if case.error is not None:
         rows.append(("", "lowering FAILED", "", case.error.splitlines()[0], ""))
     for pair in case.pairs:
