@@ -76,3 +76,38 @@ def test_score_counts_and_json(tmp_path):
     assert "self-test: killed 2, survived 1, equivalent 0" in st.table(report)
     # outside the self-test the real annotations are back
     assert all(not lookup(c).copy_sound or not lookup(c).skip_sound for c in classes.values())
+
+
+def test_ci_gate_stops_at_the_first_failing_stage_and_gates_an_uninvoked_pass_directly(tmp_path, monkeypatch):
+    """Stages are gated one at a time, only those whose pipeline invokes the pass, until one
+    fails (any failing stage fails CI's run); a pass no pipeline invokes gets one run over every
+    stage (CI's direct check)."""
+    from verify.gate import check, run
+
+    calls = []
+    failing = {"quantized"}
+
+    def fake_registry(classes, examples, stages, out, seed, *rest):
+        calls.append(list(stages))
+        (qn,) = classes
+        verdict = GateVerdict.UNSOUND_COPY if set(stages) & failing else GateVerdict.SOUND
+        return [SimpleNamespace(qualname=qn, verdict=verdict, reproducers={}, reason="")]
+
+    invoked = {"edge-fp": {"P"}, "quantized": {"P"}, "ethos-u55": {"P"}, "ethos-u85": set()}
+    monkeypatch.setattr(run, "gate_registry", fake_registry)
+    monkeypatch.setattr(check, "target_for", lambda stage: stage)
+    monkeypatch.setattr(check, "pipeline_pass_names", lambda target: invoked[target])
+    args = SimpleNamespace(examples=60, stage=None, max_ops=4, shrink_seconds=300.0, direct_examples=8,
+                           min_evidence=5, top_up=None, top_up_seconds=180.0, max_seconds=None,
+                           default_stages=("edge-fp", "quantized", "ethos-u55", "ethos-u85"))
+    P = type("P", (), {})
+    v = st.ci_gate(args)({"m.P": P}, tmp_path, 0)
+    assert v.verdict is GateVerdict.UNSOUND_COPY and calls == [["edge-fp"], ["quantized"]]
+    calls.clear()
+    failing.clear()
+    assert st.ci_gate(args)({"m.P": P}, tmp_path, 0).verdict is GateVerdict.SOUND
+    assert calls == [["edge-fp"], ["quantized"], ["ethos-u55"]]  # u85 does not invoke it
+    calls.clear()
+    Q = type("Q", (), {})
+    st.ci_gate(args)({"m.Q": Q}, tmp_path, 0)
+    assert calls == [list(args.default_stages)]

@@ -187,15 +187,33 @@ GateRun = Callable[[dict[str, type], Path, "int | None"], Any]
 
 def ci_gate(args) -> GateRun:
     """The gate as CI runs it for a changed annotation (`--since-gated`): a registry run over
-    the changed pass, every default stage, the CLI's budget (`args`), in this process."""
-    from verify.gate import run
+    the changed pass, every default stage, the CLI's budget (`args`), in this process.
 
-    def gate(classes: dict[str, type], out: Path, seed: int | None):
-        verdicts = run.gate_registry(classes, args.examples, list(args.stage or args.default_stages), out, seed,
-                                     args.max_ops, args.shrink_seconds, args.direct_examples, None,
-                                     args.min_evidence, args.top_up, args.top_up_seconds, args.max_seconds)
+    The stages a pipeline invokes the pass in are gated one at a time, and the first that fails
+    ends the mutant: a registry run's stages search independently (each its own seed,
+    `run.stage_seed`, the same draws whichever stages run with it) and any failing stage fails
+    the run, so the verdict is CI's, without the hours the remaining stages would cost. A pass no
+    stage invokes is gated once, directly, as CI would."""
+    from verify.gate import check, run
+
+    def registry(classes: dict[str, type], stages: list[str], out: Path, seed: int | None):
+        verdicts = run.gate_registry(classes, args.examples, stages, out, seed, args.max_ops, args.shrink_seconds,
+                                     args.direct_examples, None, args.min_evidence, args.top_up,
+                                     args.top_up_seconds, args.max_seconds)
         qn = next(iter(classes))
         return next((v for v in verdicts if v.qualname == qn), verdicts[0])
+
+    def gate(classes: dict[str, type], out: Path, seed: int | None):
+        stages = list(args.stage or args.default_stages)
+        (cls,) = classes.values()
+        invoking = [s for s in stages if cls.__name__ in check.pipeline_pass_names(check.target_for(s))]
+        if not invoking:
+            return registry(classes, stages, out, seed)
+        for stage in invoking:
+            v = registry(classes, [stage], out, seed)
+            if v.verdict.fails:
+                break
+        return v
 
     return gate
 
@@ -255,8 +273,16 @@ def main(args, default_stages) -> int:
     seed = 0 if args.seed is None else args.seed
     with_logging = lambda r: print(f"self-test: {r.entry.rsplit('.', 1)[-1]} {r.fault.value} {r.detail}: "  # noqa: E731
                                    f"{r.verdict.value} ({r.gate_verdict or 'not gated'})", flush=True)
-    report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=with_logging)
+    partial = SelfTestReport()
+
+    def on_result(result: MutantResult) -> None:
+        with_logging(result)
+        partial.results.append(result)
+        if args.json:  # after every mutant: a run cut short keeps what it measured
+            atomic.write_text(Path(args.json), json.dumps(dict(partial.to_dict(), complete=False), indent=2) + "\n")
+
+    report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=on_result)
     print(table(report))
     if args.json:
-        atomic.write_text(Path(args.json), json.dumps(report.to_dict(), indent=2) + "\n")
+        atomic.write_text(Path(args.json), json.dumps(dict(report.to_dict(), complete=True), indent=2) + "\n")
     return 0 if report.passed else 1
