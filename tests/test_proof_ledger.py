@@ -138,3 +138,33 @@ def test_the_ledger_check_finds_an_annotation_edited_without_a_proof():
     edited = Entry(frozenset(), skip_sound=True, copy_sound=True, why="edited without a gate run (test)")
     with overridden({cls: edited}):
         assert unproven_annotations() == {PASS: "stale"}
+
+
+def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(tmp_path):
+    """`verify gate --pass X --record-gated`: X's entry is replaced (the others' proofs still hold:
+    the machinery is the same), the revision whose every annotation was proven stays."""
+    from verify.gate import ledger
+    from verify.gate.verdict import Evidence, PassVerdict
+    from verify.report.verdict import Feature, GateVerdict
+
+    cls = pass_class()
+    other = "some.other.Pass"
+    path = tmp_path / "proofs.json"
+    write_ledger(path, {PASS: {"verdict": "unexercised", "claim": _proofs.claim_digest(lookup(cls)), "reason": "few"},
+                        other: {"verdict": "sound", "claim": "abc"}})
+    document = json.loads(path.read_text())
+    document["gated_at"] = "whole-run-revision"
+    path.write_text(json.dumps(document))
+    verdict = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.SOUND, stage="ethos-u55",
+                          evidence={Feature.COPY: Evidence(Feature.COPY, examples=30, examples_with_action=12)})
+    counts = ledger.record([verdict], {PASS: cls}, {"examples": 30}, "pass-run-revision", [PASS, other], path,
+                           partial=True)
+    written = json.loads(path.read_text())
+    assert counts == {"sound": 2}
+    assert written["gated_at"] == "whole-run-revision"
+    assert written["passes"][PASS]["verdict"] == "sound" and written["passes"][PASS]["proven_at"] == "pass-run-revision"
+    assert written["passes"][PASS]["gate"] == {"examples": 30}
+    assert written["passes"][other] == {"verdict": "sound", "claim": "abc"}
+    assert _proofs.reload(path).status(PASS, lookup(cls)) is _proofs.ProofStatus.SOUND
+    with pytest.raises(ValueError, match="no pass is unsound"):
+        ledger.record([PassVerdict(PASS, "x", "ref", GateVerdict.UNSOUND_COPY)], {PASS: cls}, {}, "r", [PASS], path)

@@ -63,9 +63,9 @@ def add_parsers(sub) -> None:
                            "fastpass/annotations/gated-at (what CI runs); every annotated pass if "
                            "fastpass/*.py changed since, or if that revision is not in this clone")
     gate.add_argument("--record-gated", action="store_true",
-                      help="when no checked pass is unsound or errored, write HEAD into "
-                           "fastpass/annotations/gated-at and the run's verdicts into the proof ledger "
-                           "(fastpass/annotations/proofs.json)")
+                      help="when no checked pass is unsound or errored, write the run's verdicts into the proof "
+                           "ledger (fastpass/annotations/proofs.json) and, for a registry run, HEAD into "
+                           "fastpass/annotations/gated-at (a --pass run proves those passes only)")
     gate.add_argument("--examples", type=int, default=None,
                       help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
                            f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
@@ -193,8 +193,6 @@ def check_gate_usage(args) -> list[str] | None:
         raise UsageError("--pass runs one stage: give one --stage")
     if args.since_gated and args.changed_since:
         raise UsageError("--since-gated and --changed-since name two different bases")
-    if args.record_gated and args.passes:
-        raise UsageError("--record-gated needs a registry run (no --pass)")
     if args.passes and (args.since_gated or args.changed_since):
         raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
     if args.replay is not None and not args.replay.is_file():
@@ -383,14 +381,19 @@ def cmd_gate(args) -> int:
             if unexercised:
                 print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
                       "(no divergence, too little evidence): see the summary", file=sys.stderr)
+            # A --pass run proves those passes only: their ledger entries are replaced (the others'
+            # proofs still hold, ledger.record says why), and gated-at, which names the revision
+            # whose every annotation was proven, stays where it is.
             try:
-                head = gp.record_gated()
+                head = gp.head_if_fastpass_committed() if args.passes else gp.record_gated()
             except gp.PassRefError as exc:
                 print(f"verify gate: {exc}", file=sys.stderr)
                 return 2
             annotated = gp.annotated_passes()
-            counts = ledger.record(verdicts, annotated, info, head, annotated)
-            print(f"verify gate: recorded {head} in {gp.GATED_AT} and the proofs in {ledger.LEDGER_PATH} ("
+            classes = {**annotated, **{gp.qualname(cls): cls for _, cls in explicit}}
+            counts = ledger.record(verdicts, classes, info, head, annotated, partial=bool(args.passes))
+            where = f"{ledger.LEDGER_PATH}" if args.passes else f"{gp.GATED_AT} and the proofs in {ledger.LEDGER_PATH}"
+            print(f"verify gate: recorded {head} in {where} ("
                   + ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items())) + ")", file=sys.stderr)
     return 0 if ok else 1
 

@@ -53,24 +53,29 @@ def entry_of(verdict: PassVerdict, cls: type | None) -> dict[str, Any]:
 
 
 def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: dict[str, Any], commit: str,
-           annotated: Iterable[str], path: Path = LEDGER_PATH) -> dict[str, int]:
+           annotated: Iterable[str], path: Path = LEDGER_PATH, partial: bool = False) -> dict[str, int]:
     """Merge a passing run's `verdicts` into the ledger at `path` and write it; returns the counts
     by verdict of the ledger written. `classes`: qualname -> class of the passes gated;
-    `annotated`: the qualnames of every annotated pass now (entries of others are dropped)."""
+    `annotated`: the qualnames of every annotated pass now (entries of others are dropped);
+    `partial`: a run of chosen passes (`--pass`), which leaves the ledger's `gated_at` (the
+    revision whose every annotation was proven) as it was, and its entries keep their run's
+    settings (`gate`; a whole run's are the ledger's). Every entry written says the commit it
+    was proven at (`proven_at`)."""
     verdicts = list(verdicts)
     if any(v.verdict.fails for v in verdicts):
         raise ValueError("the ledger records only a run in which no pass is unsound or errored")
-    old = _old_entries(path)
+    old_document = _old_document(path)
     keep = set(annotated)
-    passes = {name: e for name, e in old.items() if name in keep}
+    passes = {name: e for name, e in old_document.get("passes", {}).items() if name in keep}
     for v in verdicts:
-        passes[v.qualname] = entry_of(v, classes.get(v.qualname))
+        passes[v.qualname] = {**entry_of(v, classes.get(v.qualname)), "proven_at": commit,
+                              **({"gate": settings} if partial else {})}
     counts = Counter(e["verdict"] for e in passes.values())
     document = {
         "format": LEDGER_FORMAT,
-        "gated_at": commit,
+        "gated_at": old_document.get("gated_at", "") if partial else commit,
         "proven_against": ProvenAgainst.now().to_json(),
-        "gate": settings,
+        "gate": settings if not partial else old_document.get("gate", {}),
         "counts": dict(sorted(counts.items())),
         "passes": dict(sorted(passes.items())),
     }
@@ -78,16 +83,16 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     return dict(counts)
 
 
-def _old_entries(path: Path) -> dict[str, Any]:
-    """The entries of the ledger at `path` as written (none if there is none, or it was proven
-    against other machinery or versions: then nothing in it holds)."""
+def _old_document(path: Path) -> dict[str, Any]:
+    """The ledger at `path` as written (empty if there is none, or it was proven against other
+    machinery or versions: then nothing in it holds)."""
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return {}
     if data.get("format") != LEDGER_FORMAT or data.get("proven_against") != ProvenAgainst.now().to_json():
         return {}
-    return dict(data.get("passes", {}))
+    return data
 
 
 def commit_of(path: Path = LEDGER_PATH) -> str:

@@ -561,17 +561,24 @@ def gated_at(repo: Path | None = None) -> str:
     return revs[0]
 
 
-def record_gated(repo: Path | None = None) -> str:
-    """Write HEAD into gated-at, if fastpass in the working tree is HEAD's (else the record
-    would name annotations or machinery that were not the ones just proven)."""
+def head_if_fastpass_committed(repo: Path | None = None) -> str:
+    """HEAD, if fastpass in the working tree is HEAD's (else a record would name annotations or
+    machinery that were not the ones just proven); PassRefError otherwise."""
     repo = repo or PROJECT_ROOT
     dirty = subprocess.run(["git", "status", "--porcelain", "--", "fastpass"], cwd=repo,
                            capture_output=True, text=True)
     if dirty.returncode != 0 or any(line[3:].endswith(".py") for line in dirty.stdout.splitlines()):
         raise PassRefError("fastpass has uncommitted changes: commit them, then record")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+    return head.stdout.strip()
+
+
+def record_gated(repo: Path | None = None) -> str:
+    """Write HEAD into gated-at (if fastpass in the working tree is HEAD's); returns it."""
+    repo = repo or PROJECT_ROOT
+    head = head_if_fastpass_committed(repo)
     path = repo / GATED_AT
     comments = [line for line in path.read_text().splitlines() if line.lstrip().startswith("#")] \
         if path.exists() else []
-    path.write_text("\n".join(comments + [head.stdout.strip()]) + "\n")
-    return head.stdout.strip()
+    path.write_text("\n".join(comments + [head]) + "\n")
+    return head
