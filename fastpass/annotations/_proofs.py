@@ -97,6 +97,8 @@ class LedgerEntry:
 
 @dataclass(frozen=True)
 class Ledger:
+    FORMAT = LEDGER_FORMAT  # what `load` reads and verify's writer writes
+
     proven_against: Optional[ProvenAgainst]
     entries: Mapping[str, LedgerEntry]
     gated_at: str = ""  # the commit the proving run was recorded at

@@ -25,8 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from fastpass.annotations import lookup
-from fastpass.annotations._proofs import LEDGER_FORMAT, LEDGER_PATH, Ledger, ProofStatus, ProvenAgainst, claim_digest
+from fastpass.annotations import LEDGER_PATH, Ledger, ProofStatus, ProvenAgainst, claim_digest, lookup
 from verify.gate.verdict import PassVerdict
 from verify.report import atomic
 
@@ -72,7 +71,7 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
                               **({"gate": settings} if partial else {})}
     counts = Counter(e["verdict"] for e in passes.values())
     document = {
-        "format": LEDGER_FORMAT,
+        "format": Ledger.FORMAT,
         "gated_at": old_document.get("gated_at", "") if partial else commit,
         "proven_against": ProvenAgainst.now().to_json(),
         "gate": settings if not partial else old_document.get("gate", {}),
@@ -90,7 +89,7 @@ def _old_document(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except FileNotFoundError:
         return {}
-    if data.get("format") != LEDGER_FORMAT or data.get("proven_against") != ProvenAgainst.now().to_json():
+    if data.get("format") != Ledger.FORMAT or data.get("proven_against") != ProvenAgainst.now().to_json():
         return {}
     return data
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -27,6 +26,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+# The names of ops and what an annotation claims are fastpass's own (its proof ledger digests the
+# claims the same way): one definition, used here for the gate's changed-since and everywhere else.
+from fastpass.annotations import claimed_ops, op_name
 
 _log = logging.getLogger(__name__)
 _LOADED_FILES: dict[str, Any] = {}
@@ -365,22 +368,6 @@ def describe_annotation(cls: type) -> dict:
             "copy_sound": ann.copy_sound, "source": ann.source}
 
 
-def op_name(op: Any) -> str:
-    """`aten.add.Tensor` for aten and edge overloads alike; str(op) otherwise."""
-    import torch
-
-    try:
-        from executorch.exir.dialects.edge._ops import EdgeOpOverload
-
-        if isinstance(op, EdgeOpOverload):
-            op = op._op
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(op, torch._ops.OpOverload):
-        return str(op)  # aten.add.Tensor
-    return getattr(op, "__name__", None) or str(op)
-
-
 def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
     """(qualnames whose annotation changed, everything_changed).
 
@@ -414,48 +401,6 @@ def changed_since(rev: str, repo: Path | None = None) -> tuple[set[str], bool]:
         _log.warning("annotations at %s or in the tree cannot be loaded (%s): every annotation is changed",
                      rev, _one_line(exc))
         return set(), True
-
-
-def claimed_ops(ops: Any) -> frozenset[str]:
-    """The op names an annotation claims; a rule-based family (`OpFamily`) also claims its rules,
-    by description and by a digest of their code (so editing a rule re-gates its pass, which
-    the names alone would not: a pure call rule names no op)."""
-    names = frozenset(op_name(op) for op in ops)
-    rule = getattr(ops, "rule", None)
-    if rule is None:
-        return names
-    digest = hashlib.sha256()
-    for fn in (rule, getattr(ops, "call_rule", None)):
-        if fn is not None:
-            _digest_code(fn, digest, set())
-    return names | {f"rule: {ops.description} [{digest.hexdigest()[:16]}]"}
-
-
-def _digest_code(fn: Any, digest: Any, seen: set) -> None:
-    """Feed `fn`'s bytecode, constants and names into `digest`, and those of every function of its
-    own module it calls by global name (a rule's helpers are part of the rule)."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code in seen:
-        return
-    seen.add(code)
-    stack, names = [code], []
-    while stack:
-        c = stack.pop()
-        digest.update(c.co_code)
-        digest.update(repr(c.co_names).encode())
-        names.extend(c.co_names)
-        for const in c.co_consts:
-            if hasattr(const, "co_code"):
-                stack.append(const)  # a nested function or comprehension
-            elif isinstance(const, frozenset):  # a set literal: its repr order follows the hash seed
-                digest.update(repr(sorted(map(repr, const))).encode())
-            else:
-                digest.update(repr(const).encode())
-    module_globals = getattr(fn, "__globals__", {})
-    for name in names:
-        helper = module_globals.get(name)
-        if getattr(helper, "__module__", None) == fn.__module__:
-            _digest_code(helper, digest, seen)
 
 
 @dataclass(frozen=True)
