@@ -140,7 +140,7 @@ def test_the_ledger_check_finds_an_annotation_edited_without_a_proof():
         assert unproven_annotations() == {PASS: "stale"}
 
 
-def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(tmp_path):
+def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_file):
     """`verify gate --pass X --record-gated`: X's entry is replaced (the others' proofs still hold:
     the machinery is the same), the revision whose every annotation was proven stays."""
     from verify.gate import ledger
@@ -149,7 +149,7 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(tmp_path
 
     cls = pass_class()
     other = "some.other.Pass"
-    path = tmp_path / "proofs.json"
+    path = ledger_file  # fastpass reads it during the test; the fixture puts the checked-in one back
     write_ledger(path, {PASS: {"verdict": "unexercised", "claim": _proofs.claim_digest(lookup(cls)), "reason": "few"},
                         other: {"verdict": "sound", "claim": "abc"}})
     document = json.loads(path.read_text())
