@@ -70,6 +70,9 @@ def test_an_annotation_without_proof_is_used_only_under_trust_all(program, targe
     stats = lowered(program, target, trust="all")
     assert copied_in(stats, PASS) > 0
     assert stats["relied_on"][PASS] == "unproven"  # ... and the lowering says it rested on no proof
+    # a skip rests on an annotation as much as a copy does: both are named
+    skipped = {r["qualname"] for r in stats["per_pass"] if r["skipped"] and r["skip_reason"] == "no-targeted-ops"}
+    assert skipped and skipped <= set(stats["relied_on"]), skipped - set(stats["relied_on"])
 
 
 def test_a_proven_annotation_is_used_and_named_with_its_status(program, target, ledger_file):
