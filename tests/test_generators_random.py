@@ -463,16 +463,19 @@ def test_graphs_toward_draws_the_routes_it_is_given():
 
     drawn = []
 
-    @settings(FAST, max_examples=60, phases=[Phase.generate], database=None)
+    @settings(FAST, max_examples=300, phases=[Phase.generate], database=None)
     @given(graphs_toward([("acosh",), ("unfold", "tan")], max_ops=6))
     def collect(spec):
         drawn.append(set(spec.op_names()))
 
     collect()
     holding = [ops for ops in drawn if ops & {"acosh", "unfold", "tan"}]
-    # two thirds of the draws are focused (each holds an op of a chosen route); plain draws
-    # over ~100 ops hold one of three rarely
-    assert len(holding) >= len(drawn) // 2, (len(holding), len(drawn))
+    # two thirds of the draws are focused, and a focused graph keeps a route op unless the op
+    # cannot take the values drawn for it (measured: ~half of all graphs hold one); plain draws
+    # over ~100 ops hold one of three in about a tenth. 300 draws, not 60: one derandomized
+    # sample of 60 swung between 25 and 36 as the repository's own literals (which Hypothesis
+    # mixes into its draws) changed.
+    assert len(holding) >= 0.4 * len(drawn), (len(holding), len(drawn))
     assert any(not ops & {"acosh", "unfold", "tan"} for ops in drawn)  # the plain third is still there
 
 
