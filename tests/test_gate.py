@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from verify.usage import UsageError
+
 from verify.gate import passes as gp
 from verify.gate import run
 from verify.report.verdict import Feature, GateVerdict
@@ -44,8 +46,11 @@ def assert_reproducer(verdict, kind: str) -> Path:
     # runnable on its own (needs only torch) ...
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    # ... and it replays the divergence
-    assert run.replay(path, None, None) == 1
+    # ... it runs nothing it names without trust (its pass reference is code) ...
+    with pytest.raises(UsageError, match="--trust"):
+        run.replay(path, None, None)
+    # ... and, trusted, it replays the divergence
+    assert run.replay(path, None, None, trust=True) == 1
     return path
 
 
@@ -127,8 +132,12 @@ def test_cli_gate_exit_status_json_and_junit(tmp_path):
     props = {p.get("name"): p.get("value") for p in suite.find("testcase/properties")}
     assert props["verdict"] == "unsound-copy" and "examples_with_evidence" in props
     assert (out / "hypothesis-db").is_dir()
-    replay = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay", entry["reproducers"]["unsound-copy"]],
-                            capture_output=True, text=True, timeout=600, cwd=ROOT)
+    untrusted = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay",
+                                entry["reproducers"]["unsound-copy"]], capture_output=True, text=True, timeout=600,
+                               cwd=ROOT)
+    assert untrusted.returncode == 2 and "replay would: " in untrusted.stderr and "DIVERGES" not in untrusted.stdout
+    replay = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay", entry["reproducers"]["unsound-copy"],
+                             "--trust"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert replay.returncode == 1 and "DIVERGES" in replay.stdout, replay.stderr[-2000:]
 
 

@@ -40,7 +40,7 @@ def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax
     assert bad.verdict == "unsound-skip", (bad.verdict, bad.reason)
     path = Path(bad.reproducers["unsound-skip"])
     assert path.is_file() and "amax" in path.read_text() and "gate-scope: registry" in path.read_text()
-    assert run.replay(path, None, None) == 1
+    assert run.replay(path, None, None, trust=True) == 1
     others = [v for qn, v in verdicts.items() if qn != MINMAX]
     assert all(v.ok for v in others), [(v.name, v.verdict) for v in others if not v.ok]
     # every sound verdict rests on evidence; passes the two-op graphs never made fastpass act in are

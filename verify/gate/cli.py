@@ -111,6 +111,9 @@ def add_parsers(sub) -> None:
                       help="run the --pass passes directly on edge graphs even if the pipeline invokes them")
     gate.add_argument("--replay", type=Path, default=None, metavar="REPRODUCER",
                       help="re-run one saved reproducer (exit 1 if it still diverges)")
+    gate.add_argument("--trust", action="store_true",
+                      help="with --replay: run the code the reproducer names (it imports its pass reference); "
+                           "without it the file is checked and what it would run is said, nothing runs")
     gate.add_argument("--self-test", action="store_true",
                       help="mutation score: gate N wrong annotations derived from the registry, as CI would "
                            "(verify.gate.selftest); exit 1 if it kills fewer than its threshold")
@@ -334,7 +337,7 @@ def cmd_gate(args) -> int:
     if args.replay is not None:
         try:
             return run.replay(args.replay, args.passes[0] if args.passes else None,
-                              args.stage[0] if args.stage else None)
+                              args.stage[0] if args.stage else None, trust=args.trust)
         except (ValueError, OSError, gp.PassRefError) as exc:
             raise UsageError(str(exc)) from None
     explicit = _resolve_all(args.passes)  # UsageError: exit 2, before any work

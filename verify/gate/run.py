@@ -261,13 +261,17 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     return v
 
 
-def replay(path: Path, ref: str | None, stage: str | None) -> int:
+def replay(path: Path, ref: str | None, stage: str | None, trust: bool = False) -> int:
     """`verify gate --replay`: `verify replay` for a gate reproducer, optionally with another
-    pass reference or stage. Exit 1 while it still diverges."""
+    pass reference or stage. Exit 1 while it still diverges. Like `verify replay`, it runs the
+    code the file names (its pass reference) only with `trust` (verify.replay.authorize)."""
+    from verify.replay import authorize
+
     saved = load(path)
     if saved.manifest.producer is not Producer.GATE:
         raise ValueError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
                          f"replay it with {saved.command}")
+    authorize(saved, trust)
     return replay_saved(saved, ref, stage).exit_status
 
 
