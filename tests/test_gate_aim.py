@@ -43,9 +43,8 @@ def no_local_constants(monkeypatch):
     empty = providers.Constants(integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
                                 bytes=providers.SortedSet(), strings=providers.SortedSet())
     monkeypatch.setattr(providers, "_get_local_constants", lambda: empty)
-    providers.CONSTANTS_CACHE.clear()
-    yield
-    providers.CONSTANTS_CACHE.clear()
+    # the constants already combined per choice type, local ones included: a fresh cache meanwhile
+    monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))
 
 
 def toy(name: str) -> type:
