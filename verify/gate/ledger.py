@@ -93,7 +93,3 @@ def _old_document(path: Path) -> dict[str, Any]:
         return {}
     return data
 
-
-def commit_of(path: Path = LEDGER_PATH) -> str:
-    """The commit the ledger was recorded at ("" if there is no ledger): what `--since-gated` gates since."""
-    return Ledger.load(path).gated_at
