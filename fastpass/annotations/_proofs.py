@@ -33,6 +33,7 @@ LEDGER_FORMAT = 1
 # What the machinery digest covers: fastpass's own modules, not the annotations (a change there
 # is judged per claim by claim_digest) and not documentation.
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_NOT_MACHINERY = frozenset({"__main__.py"})
 
 
 class ProofStatus(str, enum.Enum):
@@ -144,9 +145,13 @@ def _version(dist: str) -> str:
 @functools.lru_cache(maxsize=1)
 def machinery_digest() -> str:
     """sha256 over fastpass's own modules (``fastpass/*.py``, names and bytes): what makes a claim
-    sound or not. Read once per process: the files do not change under a running lowering."""
+    sound or not. Read once per process: the files do not change under a running lowering.
+    ``__main__.py`` (the ``python -m fastpass`` command line) is left out: it starts a script
+    with fastpass on and copies or skips nothing itself."""
     digest = hashlib.sha256()
     for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        if path.name in _NOT_MACHINERY:
+            continue
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 

@@ -425,7 +425,8 @@ def display_names(verdicts: list[PassVerdict]) -> dict[str, str]:
 
 
 _ORDER = {GateVerdict.UNSOUND_SKIP: 0, GateVerdict.UNSOUND_COPY: 0, GateVerdict.ERROR: 1,
-          GateVerdict.UNEXERCISED: 2, GateVerdict.UNTESTED: 3, GateVerdict.SOUND: 4}
+          GateVerdict.UNEXERCISED: 2, GateVerdict.UNREACHABLE: 3, GateVerdict.INERT: 3, GateVerdict.UNTESTED: 3,
+          GateVerdict.SOUND: 4}
 
 
 def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE) -> str:

@@ -59,6 +59,8 @@ class GateVerdict(str, Enum):
     SOUND = "sound"  # no divergence, and enough evidence that fastpass acted in the pass
     UNEXERCISED = "unexercised"  # no divergence, but too little evidence (what was missing: reason)
     UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
+    INERT = "inert"  # fastpass cannot act in it: its code never retraces, or upstream skips every call (reason)
+    UNREACHABLE = "unreachable"  # no graph of the generators presents what it acts on (reason: generators.random.reach)
     UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (reproducer saved)
     UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (reproducer saved)
     ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
