@@ -20,6 +20,7 @@ stage's pipeline invokes at once) and each direct check, runs in a worker proces
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import signal
@@ -118,6 +119,9 @@ def add_parsers(sub) -> None:
                       help="mutation score: gate N wrong annotations derived from the registry, as CI would "
                            "(verify.gate.selftest); exit 1 if it kills fewer than its threshold")
     gate.add_argument("--mutants", type=int, default=6, metavar="N", help="--self-test: mutants gated (default 6)")
+    gate.add_argument("--unaimed", action="store_true",
+                      help="--self-test: draw as the gate did before its aimed search (a before/after figure)")
+    gate.add_argument("--shard", type=_shard, default=None, help=argparse.SUPPRESS)  # one of -j K self-test processes
     gate.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
     gate.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     gate.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
@@ -312,6 +316,17 @@ def _warm_up(stages) -> None:
     for stage in stages:
         check.pipeline_pass_names(check.target_for(stage))
     freeze_long_lived_heap()
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """`I/K` (0 <= I < K): the shard a self-test process gates."""
+    try:
+        first, step = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/K, got {text!r}") from None
+    if not 0 <= first < step:
+        raise argparse.ArgumentTypeError(f"expected 0 <= I < K, got {text!r}")
+    return first, step
 
 
 def cmd_gate(args) -> int:

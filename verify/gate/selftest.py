@@ -18,8 +18,14 @@ Faults (`Fault`):
 * WIDEN_SKIP: skip-sound claimed for a copy-only entry (a retrace-only entry has no targeted
   ops: every call would be skipped).
 
-A seeded sample of N mutants across the registry is gated, one after another, in this process
-(`annotations.overridden` puts the mutant in effect; worker processes would not see it).
+A seeded sample of N mutants across the registry is gated in this process
+(`annotations.overridden` puts the mutant in effect; worker processes would not see it), or,
+with `-j K`, in K self-test processes, each gating every K-th mutant of the same sample
+(`--shard I/K`) and writing its results as it goes; this process merges them in sample order.
+
+`--unaimed` gates with the drawing the gate had before its aimed search (`graphs.AIMED`
+emptied: no suspect-in-skip graphs, no targeted/suspect links): the "before" figure of a
+before/after comparison on the same sample.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from typing import Any, Callable
 _log = logging.getLogger(__name__)
 
 DEFAULT_MUTANTS = 6
-DEFAULT_KILL_THRESHOLD = 0.8  # of the non-equivalent mutants
+DEFAULT_KILL_THRESHOLD = 0.95  # of the non-equivalent mutants
 
 
 class Fault(str, Enum):
@@ -74,6 +80,7 @@ class Mutant:
 
 @dataclass
 class MutantResult:
+    index: int  # 1-based position in the seeded sample (shards merge by it)
     entry: str
     fault: Fault
     detail: str
@@ -218,30 +225,33 @@ def ci_gate(args) -> GateRun:
     return gate
 
 
-def run_mutant(mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult:
+def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult:
     from fastpass.annotations import overridden
 
     start = time.perf_counter()
     argument = equivalence(mutant)
     if argument is not None:
-        return MutantResult(mutant.qualname, mutant.fault, mutant.detail, MutantVerdict.EQUIVALENT, argument=argument)
+        return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail, MutantVerdict.EQUIVALENT,
+                            argument=argument)
     with overridden({mutant.qualname: mutant.entry}):
         v = gate({mutant.qualname: mutant.cls}, out, seed)
     killed = v.verdict.fails
     reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None
-    return MutantResult(mutant.qualname, mutant.fault, mutant.detail,
+    return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail,
                         MutantVerdict.KILLED if killed else MutantVerdict.SURVIVED, v.verdict.value,
                         reproducer, reason=(v.reason or "")[:300], seconds=time.perf_counter() - start)
 
 
 def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: Path,
-              threshold: float = DEFAULT_KILL_THRESHOLD, on_result: Callable[[MutantResult], None] | None = None
-              ) -> SelfTestReport:
+              threshold: float = DEFAULT_KILL_THRESHOLD, on_result: Callable[[MutantResult], None] | None = None,
+              shard: tuple[int, int] = (0, 1)) -> SelfTestReport:
+    """Gate the seeded sample of `n` mutants (`shard` (i, k): only every k-th from the i-th)."""
     report = SelfTestReport(threshold=threshold)
     chosen = sample(derive_mutants(classes), n, seed)
-    for index, mutant in enumerate(chosen, 1):
+    first, step = shard
+    for index, mutant in list(enumerate(chosen, 1))[first::step]:
         _log.info("gate self-test: [%d/%d] %s", index, len(chosen), mutant.label)
-        result = run_mutant(mutant, gate, out / f"mutant-{index}", seed)
+        result = run_mutant(index, mutant, gate, out / f"mutant-{index}", seed)
         report.results.append(result)
         if on_result:
             on_result(result)
@@ -263,26 +273,127 @@ def table(report: SelfTestReport) -> str:
 
 
 def main(args, default_stages) -> int:
-    """`verify gate --self-test [--mutants N] [--seed S] --json FILE`: exit 0 if the gate kills at
-    least the threshold share of the non-equivalent mutants, 1 otherwise."""
+    """`verify gate --self-test [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
+    if the gate kills at least the threshold share of the non-equivalent mutants, 1 otherwise."""
+    from verify.gate import graphs
     from verify.gate import passes as gp
-    from verify.report import atomic
 
     args.default_stages = default_stages
     out = (args.out or Path("verify-out") / "gate") / "self-test"
     seed = 0 if args.seed is None else args.seed
-    with_logging = lambda r: print(f"self-test: {r.entry.rsplit('.', 1)[-1]} {r.fault.value} {r.detail}: "  # noqa: E731
-                                   f"{r.verdict.value} ({r.gate_verdict or 'not gated'})", flush=True)
+    if args.unaimed:
+        graphs.AIMED = frozenset()
     partial = SelfTestReport()
 
     def on_result(result: MutantResult) -> None:
-        with_logging(result)
+        print(f"self-test: [{result.index}] {result.entry.rsplit('.', 1)[-1]} {result.fault.value} {result.detail}: "
+              f"{result.verdict.value} ({result.gate_verdict or 'not gated'}, {result.seconds:.0f} s)", flush=True)
         partial.results.append(result)
         if args.json:  # after every mutant: a run cut short keeps what it measured
-            atomic.write_text(Path(args.json), json.dumps(dict(partial.to_dict(), complete=False), indent=2) + "\n")
+            _write(Path(args.json), partial, complete=False)
 
-    report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=on_result)
+    if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
+        report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=on_result,
+                           shard=args.shard)
+        return 0
+    classes = gp.annotated_passes()
+    expected = len(sample(derive_mutants(classes), args.mutants, seed))
+    if args.jobs > 1:
+        report = in_shards(args, seed, out, on_result)
+    else:
+        report = self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result)
+    complete = len(report.results) == expected and not _stopped()
     print(table(report))
+    if not complete:
+        print(f"self-test: incomplete: {len(report.results)} of {expected} mutants gated", flush=True)
     if args.json:
-        atomic.write_text(Path(args.json), json.dumps(dict(report.to_dict(), complete=True), indent=2) + "\n")
-    return 0 if report.passed else 1
+        _write(Path(args.json), report, complete=complete)
+    return 0 if report.passed and complete else 1
+
+
+def _write(path: Path, report: SelfTestReport, complete: bool) -> None:
+    from verify.report import atomic
+
+    atomic.write_text(path, json.dumps(dict(report.to_dict(), complete=complete), indent=2) + "\n")
+
+
+def _stopped() -> bool:
+    from verify.launcher import stop_signal
+
+    return stop_signal() is not None
+
+
+# The options a shard process gets from its parent: the gate's budget, exactly as given.
+_SHARD_OPTIONS = ("examples", "min_evidence", "top_up", "direct_examples", "max_seconds", "top_up_seconds",
+                  "max_ops", "shrink_seconds", "pass_timeout")
+
+
+def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], None]) -> SelfTestReport:
+    """Gate the sample in `args.jobs` self-test processes (started by the launcher: each in its
+    own process group, killed with this one), every K-th mutant each; their results are read
+    from the JSON each writes after every mutant, reported as they come, merged in sample order.
+    A shard that dies keeps what it wrote; its missing mutants make the run incomplete."""
+    import sys
+    import threading
+
+    from verify import launcher
+
+    out.mkdir(parents=True, exist_ok=True)
+    shards = args.jobs
+    parts = [out / f"shard-{i}.json" for i in range(shards)]
+    for part in parts:
+        part.unlink(missing_ok=True)
+    exits: dict[int, object] = {}
+
+    def run(i: int) -> None:
+        command = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(args.mutants),
+                   "--seed", str(seed), "--shard", f"{i}/{shards}", "-j", "1", "--json", str(parts[i]),
+                   "--out", str(args.out or Path("verify-out") / "gate")]
+        for name in _SHARD_OPTIONS:
+            value = getattr(args, name, None)
+            if value is not None:
+                command += [f"--{name.replace('_', '-')}", str(value)]
+        for stage in args.stage or ():
+            command += ["--stage", stage]
+        if args.unaimed:
+            command.append("--unaimed")
+        try:
+            exits[i] = launcher.launch_command(command, log_path=out / f"shard-{i}.log", timeout=None,
+                                               memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
+        except (launcher.RunStopped, launcher.WorkerMemoryExceeded, OSError) as exc:
+            exits[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(shards)]
+    for thread in threads:
+        thread.start()
+    seen: set[int] = set()
+
+    def collect() -> list[MutantResult]:
+        results = []
+        for part in parts:
+            try:
+                data = json.loads(part.read_text())
+            except (OSError, ValueError):
+                continue
+            results += [_result_of(m) for m in data["mutants"]]
+        for result in sorted(results, key=lambda r: r.index):
+            if result.index not in seen:
+                seen.add(result.index)
+                on_result(result)
+        return results
+
+    while any(thread.is_alive() for thread in threads):
+        for thread in threads:
+            thread.join(timeout=5)
+        collect()
+    results = collect()
+    for i, status in sorted(exits.items()):
+        if status != 0:
+            _log.warning("gate self-test: shard %d/%d ended with %s (log: %s)", i, shards, status,
+                         out / f"shard-{i}.log")
+    return SelfTestReport(sorted(results, key=lambda r: r.index))
+
+
+def _result_of(data: dict) -> MutantResult:
+    fields = dict(data, fault=Fault(data["fault"]), verdict=MutantVerdict(data["verdict"]))
+    return MutantResult(**fields)
