@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.compare.checks import CheckResult, compare, first_divergence, order_recheck
+from verify.compare.checks import CheckResult
+from verify.compare.comparison import Comparison, StockRelowered, compare_lowerings
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.fuzz_coverage import ops_acted_on, record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
@@ -25,30 +26,50 @@ from verify.report.verdict import Verdict
 
 
 @dataclass
-class GraphVerdict:
+class CheckedGraph:
+    """One random graph compared on one target (verify.compare.Comparison), with the timings its
+    coverage line records."""
+
     spec: object
     target: str
-    checks: dict[str, CheckResult]
-    stock: LoweringResult
-    fastpass: LoweringResult
+    comparison: Comparison
     started: float = 0.0  # wall clock (time.time) around the whole verification
     finished: float = 0.0
     prepare_seconds: float = 0.0  # build + export + quantize, shared by both modes
-    # Made when the checks failed: stock under two opposite node-set orders (verify.lowering.node_order).
-    order_recheck: OrderRecheck | None = None
+
+    @property
+    def stock(self) -> LoweringResult:
+        return self.comparison.stock
+
+    @property
+    def fastpass(self) -> LoweringResult:
+        return self.comparison.fastpass
+
+    @property
+    def checks(self) -> dict[str, CheckResult]:
+        return self.comparison.checks
+
+    @property
+    def order_recheck(self) -> OrderRecheck | None:
+        """Made when the checks failed: stock under two opposite node-set orders."""
+        return self.comparison.order_recheck
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.comparison.verdict
 
     @property
     def failed(self) -> list[str]:
-        return [name for name, r in self.checks.items() if not r.passed]
+        return self.comparison.failed
 
     @property
     def divergent(self) -> bool:
         """Checks failed, and stock under no node order gives fastpass's result (a fuzz failure)."""
-        return bool(self.failed) and not (self.order_recheck is not None and self.order_recheck.explains)
+        return self.comparison.divergent
 
     @property
     def first_divergence(self) -> Divergence | None:
-        return first_divergence(self.stock, self.checks)
+        return self.comparison.first_divergence
 
     @property
     def first_divergent_pass(self) -> str | None:
@@ -73,7 +94,7 @@ FUZZ_TRUST = "all"
 
 
 def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
-                 reference_sets: int = 1, calibration: str = RANDOM_GRAPH_CALIBRATION) -> GraphVerdict:
+                 reference_sets: int = 1, calibration: str = RANDOM_GRAPH_CALIBRATION) -> CheckedGraph:
     """Lower `spec` stock and with fastpass (trust `FUZZ_TRUST`) and compare. Export/quantize
     failures raise GeneratorBug: a drawn graph that does not build is the generator's bug, never
     silently filtered."""
@@ -89,13 +110,10 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     prepared = time.time()
     stock = lower(program, chosen, Mode.STOCK, reference_sets=reference_sets)
     fast = lower(program, chosen, Mode.FASTPASS, features, reference_sets=reference_sets, trust=FUZZ_TRUST)
-    checks = compare(stock, fast)
-    recheck = None
-    if any(not r.passed for r in checks.values()):
-        # lower() copies the program inside: every node is made, and hashed, under the order
-        recheck = order_recheck(*under_each_order(lambda: lower(program, chosen, Mode.STOCK,
-                                                                reference_sets=reference_sets)), fast)
-    return GraphVerdict(spec, target, checks, stock, fast, started, time.time(), prepared - started, recheck)
+    # lower() copies the program inside: every node is made, and hashed, under the order
+    comparison = compare_lowerings(stock, fast, lambda: StockRelowered(under_each_order(
+        lambda: lower(program, chosen, Mode.STOCK, reference_sets=reference_sets))))
+    return CheckedGraph(spec, target, comparison, started, time.time(), prepared - started)
 
 
 def save_reproducer(spec, folder: Path, reason: str, target: str = "tosa-int",
@@ -123,9 +141,9 @@ def replay(saved: Reproducer) -> Replayed:
                                calibration=manifest.settings.get("calibration", RANDOM_GRAPH_CALIBRATION))
     except GeneratorBug as exc:
         return Replayed(Verdict.ERROR, details=(str(exc).splitlines()[0],))
-    if verdict.divergent:
+    if verdict.verdict is Verdict.DIVERGENT:
         return Replayed(Verdict.DIVERGENT, verdict.first_divergent_pass, tuple(verdict.explain().splitlines()))
-    if verdict.failed:  # stock under another node order gives fastpass's result
+    if verdict.verdict is Verdict.NONDETERMINISTIC:  # stock under another node order gives fastpass's result
         return Replayed(Verdict.NONDETERMINISTIC, verdict.first_divergent_pass, (verdict.order_recheck.describe(),))
     return Replayed(Verdict.IDENTICAL)
 

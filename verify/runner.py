@@ -25,10 +25,13 @@ from pathlib import Path
 from typing import Callable
 
 from verify.cases import Case
-from verify.compare.checks import CheckResult, compare, first_divergence, order_recheck
+from verify.cluster import referenced_files
+from verify.compare.checks import CheckResult
+from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.launcher import (
-    DEFAULT_MEMORY_LIMIT, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal,
+    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch,
+    stop_signal,
 )
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
@@ -154,7 +157,10 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
     try:
         returncode = launch("verify.worker", [str(job_path)], log_path=log_path,
                             env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel,
-                            memory_limit=options.memory_limit)
+                            memory_limit=options.memory_limit,
+                            # what the worker reads and writes, should it run on a cluster (verify.cluster)
+                            files=JobFiles(case_dir, (job_path, *referenced_files(case.model)),
+                                           () if save_program else (case_dir / PROGRAM_NAME,)))
     except WorkerTimeout:
         raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
     except WorkerMemoryExceeded as exc:
@@ -185,13 +191,13 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 def _null_check(stock: LoweringResult, other: LoweringResult, seeds: tuple[int, int]) -> tuple[NullOutcome, dict]:
-    checks = compare(stock, other)
-    failed = [n for n, r in checks.items() if not r.passed]
+    comparison = compare_lowerings(stock, other)
+    failed = comparison.failed
     outcome = NullOutcome.DIFFERS if failed else NullOutcome.IDENTICAL
-    where = first_divergence(stock, checks)
+    where = comparison.first_divergence
     return outcome, {"seeds": list(seeds), "identical": not failed, "differs_in": failed,
                      "first_divergent_pass": where.label if where else None,
-                     "details": {n: checks[n].details[:3] for n in failed}}
+                     "details": {n: comparison.checks[n].details[:3] for n in failed}}
 
 
 def _new_case_dir(out_dir: Path, slug: str) -> Path:
@@ -237,7 +243,8 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
             report.factory = output.status.get("factory")
             report.seconds = _seconds_of(stock, fast)
             report.fastpass_stats = fast.fastpass_stats
-            report.checks = compare(stock, fast)
+            comparison = compare_lowerings(stock, fast)
+            report.checks = comparison.checks
             if null is not None:
                 seeds = (options.hash_seed, options.null_seed)
                 try:
@@ -247,31 +254,34 @@ def _run_case(case: Case, options: RunOptions, case_dir: Path, report: CaseRepor
                     report.null_check = {"seeds": list(seeds), "identical": False, "error": str(exc)}
         finally:
             cancel_null.set()
-    failed = [r for r in report.checks.values() if not r.passed]
-    if not failed:
+    if not comparison.differs:
         report.verdict = Verdict.IDENTICAL
-    elif not stock.ok and not fast.ok and report.checks["outcome"].passed:
+    elif comparison.both_failed_alike:  # nothing to compare: the case is an error, not a verdict on fastpass
         report.verdict = Verdict.ERROR
         report.error = stock.error.splitlines()[0]
     else:
-        report.first_divergence = first_divergence(stock, report.checks)
+        report.first_divergence = comparison.first_divergence
         report.verdict = Verdict.DIVERGENT
         try:
-            # Stock again as it ran, and under two opposite node-set iteration orders
-            # (verify.lowering.node_order): a pass iterating a set of nodes in address order can
-            # differ from call to call, and a plain recheck rarely lands on the other order.
-            rechecks = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]] + [
-                [f"{Mode.STOCK}-{order}", Mode.STOCK, [], order.value] for order in NodeOrder],
-                options.hash_seed, options, case_dir).results
-            again = rechecks[Mode.STOCK]
-            report.order_recheck = order_recheck(*(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder), fast)
-            if any(not r.passed for r in compare(stock, again).values()) or report.order_recheck.explains:
-                report.verdict = Verdict.NONDETERMINISTIC
+            comparison = comparison.rechecked(lambda: _relower_stock(case, options, case_dir))
+            report.order_recheck = comparison.order_recheck
+            report.verdict = comparison.verdict
         except WorkerFailure as exc:
             report.error = f"recheck of stock determinism failed: {exc}"
     if report.verdict is Verdict.IDENTICAL and not options.keep_all:
         for pkl in case_dir.glob("*.pkl"):
             pkl.unlink()
+
+
+def _relower_stock(case: Case, options: RunOptions, case_dir: Path) -> StockRelowered:
+    """Stock again as it ran, and under two opposite node-set iteration orders
+    (verify.lowering.node_order), in one worker at the pinned seed: a pass iterating a set of
+    nodes in address order can differ from call to call, and a plain recheck rarely lands on the
+    other order."""
+    rechecks = _run_worker(case, "recheck", [[Mode.STOCK, Mode.STOCK, []]] + [
+        [f"{Mode.STOCK}-{order}", Mode.STOCK, [], order.value] for order in NodeOrder],
+        options.hash_seed, options, case_dir).results
+    return StockRelowered(tuple(rechecks[f"{Mode.STOCK}-{order}"] for order in NodeOrder), again=rechecks[Mode.STOCK])
 
 
 def precheck(case: Case) -> CaseReport | None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from verify.compare.aligned import pass_sequence, snapshot_pairs
-from verify.compare.divergence import Divergence, OrderRecheck
+from verify.compare.divergence import Divergence
 from verify.compare.graphs import identical_up_to_names, structure_differences
 from verify.compare.meta import meta_differences
 from verify.compare.payloads import bytes_difference, outputs_difference
@@ -65,7 +65,24 @@ def check_passes(a: LoweringResult, b: LoweringResult) -> CheckResult:
     return _diverged("passes", where, [f"step {i}: {get(sa)} vs {get(sb)}", f"{len(sa)} vs {len(sb)} pass invocations"])
 
 
-def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResult, LoweringResult], CheckResult]:
+# The checks that compare the graph snapshots taken after every pass, each by its own function of
+# two snapshots (verify.lowering.snapshot.Snapshot).
+SNAPSHOT_DIFFERENCES: dict[str, Callable] = {
+    "graph": structure_differences, "val": val_differences, "meta": meta_differences}
+
+
+def snapshot_differences(left, right) -> dict[str, list[str]]:
+    """The snapshot checks on one pair of snapshots: check -> what it saw differ (only the checks
+    that failed). The gate's direct mode compares one pass's output graphs with it."""
+    if left.digest == right.digest:
+        return {}
+    found = {name: differences(left, right) for name, differences in SNAPSHOT_DIFFERENCES.items()}
+    return {name: details for name, details in found.items() if details}
+
+
+def _snapshot_check(name: str) -> Callable[[LoweringResult, LoweringResult], CheckResult]:
+    differences = SNAPSHOT_DIFFERENCES[name]
+
     def check(a: LoweringResult, b: LoweringResult) -> CheckResult:
         for pair in snapshot_pairs(a, b):
             if pair.left is None or pair.right is None:
@@ -86,11 +103,11 @@ def _snapshot_check(name: str, differences: Callable) -> Callable[[LoweringResul
     return check
 
 
-check_graph = _snapshot_check("graph", structure_differences)
+check_graph = _snapshot_check("graph")
 check_graph.__doc__ = "Per pass and final: node order, names, op kinds, targets, args/kwargs, outputs."
-check_val = _snapshot_check("val", val_differences)
+check_val = _snapshot_check("val")
 check_val.__doc__ = 'Per pass and final: meta["val"] on every node.'
-check_meta = _snapshot_check("meta", meta_differences)
+check_meta = _snapshot_check("meta")
 check_meta.__doc__ = "Per pass and final: every other compared meta key."
 
 
@@ -197,17 +214,3 @@ def first_divergence(a: LoweringResult, results: dict[str, CheckResult]) -> Dive
         return None
     after_every_pass = len(a.observation.steps)
     return min(found, key=lambda where: where.step.seq if where.step is not None else after_every_pass)
-
-
-def order_recheck(ascending: LoweringResult, descending: LoweringResult, fastpass: LoweringResult) -> OrderRecheck:
-    """Two stock lowerings of one input under opposite node-set iteration orders
-    (verify.lowering.node_order), compared with each other (what stock changes with that order,
-    and where) and with the fastpass lowering (does either give exactly its result?)."""
-    from verify.lowering.node_order import NodeOrder
-
-    results = compare(ascending, descending)
-    differing = tuple(name for name, r in results.items() if not r.passed)
-    first = (first_divergence(ascending, results) or Divergence("unlocated")) if differing else None
-    reproduces = next((order.value for order, stock in zip(NodeOrder, (ascending, descending))
-                       if all(r.passed for r in compare(stock, fastpass).values())), None) if differing else None
-    return OrderRecheck(differing, first, reproduces)

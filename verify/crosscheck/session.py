@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from verify.compare import compare
-from verify.compare.checks import first_divergence, order_recheck
+from verify.compare.comparison import Comparison, compare_lowerings, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.crosscheck import reproducer
 from verify.crosscheck.fresh import FreshRecheck, recheck_in_fresh_process
@@ -99,11 +98,11 @@ class Session:
         fast = observe_call(lambda: original(*fast_args, **fast_kwargs), self.settings.second_mode,
                             self.settings.features if self.settings.second_mode is Mode.FASTPASS else (),
                             True, self.settings.reference_sets, trust=self.settings.trust)
-        record = self._compare(entry, stock.result, fast.result)
-        if record.divergent:
-            record.order_recheck = self._recheck_order(original, pristine, rng, at_start, fast.result)
-            if record.order_recheck.explains:
-                record.verdict = Verdict.NONDETERMINISTIC
+        comparison = compare_lowerings(stock.result, fast.result)
+        if comparison.differs:
+            comparison = comparison.with_order_recheck(
+                self._recheck_order(original, pristine, rng, at_start, fast.result))
+        record = self._record(entry, comparison)
         after_stock.restore()  # ... and the caller continues from where stock left it
         _restore(as_stock_left)
         if record.divergent or record.stock_nondeterministic:
@@ -115,19 +114,18 @@ class Session:
             raise CrosscheckDivergence(record)
         return _outcome(stock)
 
-    def _compare(self, entry: EntryPoint, stock: LoweringResult, fast: LoweringResult) -> CrosscheckRecord:
-        results = compare(stock, fast)
-        failed = {name: r for name, r in results.items() if not r.passed}
-        record = CrosscheckRecord(
-            entry, self.context, Verdict.DIVERGENT if failed else Verdict.IDENTICAL,
+    def _record(self, entry: EntryPoint, comparison: Comparison) -> CrosscheckRecord:
+        stock, fast = comparison.stock, comparison.fastpass
+        failed = {name: comparison.checks[name] for name in comparison.failed}
+        return CrosscheckRecord(
+            entry, self.context, comparison.verdict,
             stock.seconds, fast.seconds, stock_error=_first_line(stock),
             passes_observed=len(stock.observation.steps), delegates=len(stock.payloads),
-            checks_run=tuple(results), failed_checks=failed,
+            checks_run=tuple(comparison.checks), failed_checks=failed,
+            first_divergence=(comparison.first_divergence or Divergence("unlocated")) if failed else None,
             fastpass_work=FastpassWork.from_stats(fast.fastpass_stats),
+            order_recheck=comparison.order_recheck,
             relied_on=dict((fast.fastpass_stats or {}).get("relied_on", {})))
-        if failed:
-            record.first_divergence = first_divergence(stock, results) or Divergence("unlocated")
-        return record
 
     def _recheck_order(self, original: Callable[..., Any], pristine: tuple, rng: "_RandomState",
                        at_start: ShapeEnvState | None, fast: LoweringResult) -> OrderRecheck:

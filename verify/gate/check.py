@@ -28,11 +28,13 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from verify.compare.checks import snapshot_differences
+from verify.compare.comparison import recheck_orders
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.gate import passes as gp
 from verify.gate.stages import STAGE_TARGETS, STAGES
 from verify.lowering.mode import Mode
-from verify.lowering.node_order import NodeOrder, under_each_order
+from verify.lowering.node_order import under_each_order
 
 MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 # The gate proves annotations, so it must use the one under proof whatever the ledger says of it
@@ -219,7 +221,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
                      copy_only: Any = ()) -> Outcome:
     """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated;
     the passes in `copy_only` without their skip claim (passes.only)."""
-    from verify.compare.checks import compare, first_divergence, order_recheck
+    from verify.compare.comparison import StockRelowered, compare_lowerings
     from verify.lowering.lower import lower
 
     target = target_for(stage)
@@ -231,19 +233,18 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
         stock = _stock(spec, target)
         with gp.only(keep if keep is not None else cls, copy_only):
             fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0, trust=TRUST)
-    results = compare(stock, fast)
-    failing = [name for name, r in results.items() if not r.passed]
+    comparison = compare_lowerings(stock, fast, lambda: StockRelowered(
+        under_each_order(lambda: lower(program, target, Mode.STOCK, reference_sets=0))))
     own = _pass_stats(fast.fastpass_stats, cls) if cls is not None else PassCounts()
     counts = dict(own.outcome_fields(), stats=fast.fastpass_stats, observation=fast.observation)
-    if not failing:
+    if not comparison.differs:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
-    where = first_divergence(stock, results)
-    recheck = order_recheck(*under_each_order(lambda: lower(program, target, Mode.STOCK, reference_sets=0)), fast)
-    if recheck.explains:
-        return Outcome(False, vacuous=_order_dependent(recheck), **counts)
-    lines = [f"{name}: {'; '.join(results[name].details[:3])}" for name in failing]
-    return Outcome(True, failing, "\n".join(lines), where=where.label if where else None,
+    if comparison.explained:
+        return Outcome(False, vacuous=_order_dependent(comparison.order_recheck), **counts)
+    where = comparison.first_divergence
+    lines = [f"{name}: {'; '.join(comparison.checks[name].details[:3])}" for name in comparison.failed]
+    return Outcome(True, comparison.failed, "\n".join(lines), where=where.label if where else None,
                    culprit=where.pass_name if where else None, **counts)
 
 
@@ -357,21 +358,6 @@ def _snapshot(graph_module):
     return take_snapshot(graph_module, GraphIds(), full_provenance=True)
 
 
-def diff_snapshots(left, right) -> list[str]:
-    from verify.compare.graphs import structure_differences
-    from verify.compare.meta import meta_differences
-    from verify.compare.vals import val_differences
-
-    if left.digest == right.digest:
-        return []
-    out = []
-    for name, fn in (("graph", structure_differences), ("val", val_differences), ("meta", meta_differences)):
-        found = fn(left, right)
-        if found:
-            out.append((name, found))
-    return out
-
-
 def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
     with quiet():
         try:
@@ -395,20 +381,19 @@ def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
             return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)
         return Outcome(True, ["outcome"], f"outcome: stock: {errors[0] or 'ok'}; fast: {errors[1] or 'ok'}",
                        "pass output", cls.__name__, **counts)
-    found = diff_snapshots(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
+    # One pass's output, not a lowering: its snapshot checks (a view of verify.compare's), and
+    # the same node-order recheck policy over them.
+    found = snapshot_differences(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
     if not found:
         return Outcome(False, **counts)
     with quiet():
         stock_orders = under_each_order(lambda: _snapshot(run_direct(spec, cls, stage, None)[0]))
-    fast_snapshot = _snapshot(outs[1][0])
-    differing = tuple(name for name, _ in diff_snapshots(*stock_orders))
-    reproduces = next((order.value for order, snap in zip(NodeOrder, stock_orders)
-                       if not diff_snapshots(snap, fast_snapshot)), None) if differing else None
-    recheck = OrderRecheck(differing, Divergence("pass output") if differing else None, reproduces)
+    recheck = recheck_orders(stock_orders, _snapshot(outs[1][0]), snapshot_differences,
+                             lambda _stock, _differing: Divergence("pass output"))
     if recheck.explains:
         return Outcome(False, vacuous=_order_dependent(recheck), **counts)
-    detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found)
-    return Outcome(True, [n for n, _ in found], detail, "pass output", cls.__name__, **counts)
+    detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found.items())
+    return Outcome(True, list(found), detail, "pass output", cls.__name__, **counts)
 
 
 def example(spec, cls: type, mode: str, stage: str, how: str) -> Outcome:

@@ -18,7 +18,7 @@ for hash h is `h & mask`, and `~i & mask == mask - (i & mask)` (exact wherever n
 nodes share a slot; a negated index would not do: `-i & mask` is 0 when `i & mask` is). Two
 stock lowerings of the same input, one under each order, that differ prove that stock depends
 on node-set iteration order; if one of them gives exactly the fastpass result, the difference
-is stock's own (verify.compare.checks.order_recheck: used by crosscheck, run's recheck, the
+is stock's own (verify.compare.comparison, the one comparison: used by crosscheck, run's recheck, the
 gate and fuzz before they call a difference a fastpass divergence). Equality stays identity:
 only the order of sets (and the layout of dicts, never their order) changes.
 """
