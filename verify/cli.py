@@ -29,16 +29,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
-import secrets
 import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from verify import arguments
 from verify.launcher import add_memory_limit_option, memory_limit_of
 from verify.lowering.mode import Mode
+from verify.output_paths import new_run_dir
 from verify.usage import UsageError
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,6 @@ log = logging.getLogger(__name__)
 DEFAULT_TARGETS = ("tosa-int", "ethos-u55")
 RUN_OPTION_KEYS = ("features", "hash_seed", "null_seed", "reference_sets", "timeout", "keep_all",
                    "second_mode", "calibration", "memory_limit")
-
-
-def _csv(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def _add_run_arguments(p: argparse.ArgumentParser) -> None:
@@ -92,34 +88,6 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
 
 
-def _features(text: str) -> tuple[str, ...]:
-    """'all' is (); a list names each feature once. An empty list is refused, not read as all
-    (which is what () means): `--features ""` from an unset shell variable would otherwise
-    quietly verify every feature."""
-    if text == "all":
-        return ()
-    wanted = tuple(_csv(text))
-    if not wanted:
-        raise UsageError(f"--features {text!r}: no feature named; give 'all' or a comma-separated list")
-    repeated = sorted({f for f in wanted if wanted.count(f) > 1})
-    if repeated:
-        raise UsageError(f"--features {text}: {', '.join(repeated)} given more than once")
-    try:
-        import fastpass
-    except ImportError:
-        return wanted
-    unknown = [f for f in wanted if f not in fastpass.FEATURES]
-    if unknown:
-        raise UsageError(f"unknown fastpass feature(s) {', '.join(unknown)}; known: {', '.join(fastpass.FEATURES)}")
-    return wanted
-
-
-def _check_timeout(seconds: float) -> float:
-    if not seconds > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {seconds:g}")
-    return seconds
-
-
 def _random_models(count: int, seed: int, folder: Path) -> list[str]:
     """Draw `count` graphs reproducibly from `seed`; each is saved as JSON and named `graphspec:<file>`."""
     from verify.fuzz import draw_graphs
@@ -137,7 +105,7 @@ def _random_models(count: int, seed: int, folder: Path) -> list[str]:
 def _model_refs(args) -> list[str]:
     from verify.cases import builtin_models, usage_problem
 
-    models = builtin_models() if args.models == "all" else ([] if args.models == "none" else _csv(args.models))
+    models = builtin_models() if args.models == "all" else ([] if args.models == "none" else arguments.csv(args.models))
     models += args.model
     for ref in models:
         problem = usage_problem(ref)
@@ -151,7 +119,7 @@ def _model_refs(args) -> list[str]:
 def _targets(text: str) -> list[str]:
     from verify.lowering.targets import TARGETS
 
-    targets = _csv(text)
+    targets = arguments.csv(text)
     if not targets:
         raise UsageError("no targets selected")
     unknown = [t for t in targets if t not in TARGETS]
@@ -163,19 +131,6 @@ def _targets(text: str) -> list[str]:
 def _unique(cases: list) -> list:
     """One case per (model, target): a duplicate would only redo the same work."""
     return list(dict.fromkeys(cases))
-
-
-def _new_run_dir(base: Path = Path("verify-out")) -> Path:
-    """A run folder no other run shares: time to the second, pid, a random suffix; created
-    exclusively, so two runs started in the same second (once sharing one) never collide."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    while True:
-        run_dir = base / f"{stamp}-{os.getpid()}-{secrets.token_hex(2)}"
-        try:
-            run_dir.mkdir(parents=True)
-            return run_dir
-        except FileExistsError:
-            continue
 
 
 def _run_defaults() -> dict:
@@ -251,8 +206,8 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     from verify.journal import Journal, holds_run, journal_path
     from verify.output_paths import CannotWrite, check_output_folder, writing
 
-    features = _features(args.features)
-    _check_timeout(args.timeout)
+    features = arguments.features(args.features)
+    arguments.timeout(args.timeout)
     for name, value in (("--reference-sets", args.reference_sets), ("--random", args.random)):
         if value < 0:
             raise UsageError(f"{name} must be 0 or more, got {value}")
@@ -265,7 +220,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     else:
         try:
             with writing(Path("verify-out")):
-                out = _new_run_dir()
+                out = new_run_dir()
         except CannotWrite as exc:
             raise UsageError(f"run folder: {exc}") from None
     option = "--out" if args.out is not None else "run folder"

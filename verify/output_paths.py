@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -95,3 +97,16 @@ def _check_folder(folder: Path, option: str, path: Path) -> None:
             os.unlink(probe)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+def new_run_dir(base: Path = Path("verify-out")) -> Path:
+    """A run folder no other run shares (run, peer): time to the second, pid, a random suffix;
+    created exclusively, so two runs started in the same second (once sharing one) never collide."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    while True:
+        run_dir = base / f"{stamp}-{os.getpid()}-{secrets.token_hex(2)}"
+        try:
+            run_dir.mkdir(parents=True)
+            return run_dir
+        except FileExistsError:
+            continue

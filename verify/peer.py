@@ -51,16 +51,13 @@ from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, RunStopped, WorkerMemory
                              stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
+from verify.usage import UsageError
 
 
 # the suite's runs: the two lowering modes (verify.lowering.mode), and crosscheck
 MODES: dict[str, list[str]] = {Mode.STOCK.value: [], Mode.FASTPASS.value: ["--fastpass=on"],
                                "crosscheck": ["--fastpass=crosscheck"]}
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-
-
-class UsageError(Exception):
-    """Bad arguments: one line, exit 2."""
 
 
 @dataclass
@@ -571,10 +568,9 @@ def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: li
 
 
 def main(argv: list[str] | None = None) -> int:
-    from verify.cli import _new_run_dir  # the one way a run gets a folder of its own
+    from verify.output_paths import new_run_dir  # the one way a run gets a folder of its own
     from verify.output_paths import check_output_folder
     from verify.report.atomic import write_text
-    from verify.usage import UsageError as OutputUsageError
 
     parser = argparse.ArgumentParser(prog="python -m verify.peer", description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*",
@@ -620,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         shares = match_shares(suites, root, args.share)
         if args.from_reports is None:
             check_output_folder(args.out, "--out")
-    except (UsageError, OutputUsageError) as exc:
+    except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.from_reports is not None:
@@ -632,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         except RuntimeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    out = _new_run_dir(args.out.resolve())
+    out = new_run_dir(args.out.resolve())
     # Test ids are paths relative to the rootdir: a file outside it would be named `::test` alone,
     # and two files' tests would share ids.
     rootdir = Path(os.path.commonpath([root, *suites]))

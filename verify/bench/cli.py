@@ -68,7 +68,7 @@ def cmd_bench(args) -> int:
     from verify.bench.plot import write_plots
     from verify.bench.run import BenchError, BenchOptions, run_bench
     from verify.bench.table import format_table
-    from verify.cli import _check_timeout, _features
+    from verify import arguments
     from verify.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder
@@ -82,12 +82,12 @@ def cmd_bench(args) -> int:
             raise UsageError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
     if args.pairs < 1:
         raise UsageError(f"--pairs must be at least 1, got {args.pairs}")
-    _check_timeout(args.timeout)
+    arguments.timeout(args.timeout)
     for model in models:
         problem = usage_problem(model)
         if problem:
             raise UsageError(problem)
-    features = _features(args.features)
+    features = arguments.features(args.features)
     memory_limit = memory_limit_of(args.memory_limit)
     for path, option in ((args.json, "--json"), (args.plot, "--plot")):
         if path:

@@ -28,7 +28,7 @@ from typing import Iterator
 
 from verify.crosscheck import intercept
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, SavedReproducer,
 )
 from verify.crosscheck.session import Session, Settings
 from verify.lowering.mode import Mode
@@ -93,5 +93,5 @@ def crosscheck(strict: bool = False, features: tuple[str, ...] = (), reference_s
 
 
 __all__ = ["CrosscheckDivergence", "CrosscheckRecord", "EntryPoint", "FastpassWork",
-           "Reproducer", "Session", "Settings", "Verdict", "crosscheck", "current", "disable", "enable",
+           "SavedReproducer", "Session", "Settings", "Verdict", "crosscheck", "current", "disable", "enable",
            "is_enabled"]

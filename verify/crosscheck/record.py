@@ -24,8 +24,9 @@ class EntryPoint(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Reproducer:
-    """The saved input of a divergent call and the command that replays it."""
+class SavedReproducer:
+    """Where a crosschecked call's reproducer (verify.report.reproducer's format) was saved and the
+    command that replays it -- or why it could not be saved or cannot replay the call by itself."""
 
     path: Path | None  # None: it could not be saved (see limitation)
     command: str
@@ -67,7 +68,7 @@ class CrosscheckRecord:
     checks_run: tuple[str, ...] = ()
     failed_checks: dict[str, CheckResult] = field(default_factory=dict)
     first_divergence: Divergence | None = None
-    reproducer: Reproducer | None = None
+    reproducer: SavedReproducer | None = None
     fastpass_work: FastpassWork = field(default_factory=FastpassWork)
     unchecked_reason: str | None = None
     order_recheck: OrderRecheck | None = None  # made only when stock and fastpass differed

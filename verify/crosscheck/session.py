@@ -18,7 +18,7 @@ from verify.crosscheck.fresh import FreshRecheck, recheck_in_fresh_process
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, Reproducer,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, SavedReproducer,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode
@@ -135,13 +135,13 @@ class Session:
 
         return recheck_node_order(original, pristine, fast, self.settings.reference_sets, as_the_first_runs_started)
 
-    def _recheck_fresh(self, saved: Reproducer) -> FreshRecheck:
+    def _recheck_fresh(self, saved: SavedReproducer) -> FreshRecheck:
         if saved.path is None or saved.limitation is not None:
             why = saved.limitation or "no reproducer was saved"
             return FreshRecheck(None, error=f"the reproducer cannot replay the call by itself: {why}")
         return recheck_in_fresh_process(saved.path, os.environ.get("PYTHONHASHSEED"))
 
-    def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> Reproducer:
+    def _save(self, entry: EntryPoint, pristine: tuple, index: int, first: Divergence | None) -> SavedReproducer:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.context or "call")[-120:]
         path = self.settings.reproducer_dir / f"{name}-{index}{reproducer.SUFFIX}"
         args, kwargs = copy_inputs(*pristine)  # saving must not touch the pristine copy's objects
@@ -150,8 +150,8 @@ class Session:
                                          first.label if first is not None else None, self.settings.trust)
         except Exception as exc:  # noqa: BLE001 - the divergence is still recorded, without a file
             log.warning("crosscheck: could not save the reproducer for %s: %s", self.context, exc)
-            return Reproducer(None, "", f"not saved: {type(exc).__name__}: {exc}")
-        return Reproducer(path.resolve(), replay_command(path.resolve()), limitation)
+            return SavedReproducer(None, "", f"not saved: {type(exc).__name__}: {exc}")
+        return SavedReproducer(path.resolve(), replay_command(path.resolve()), limitation)
 
     def _add(self, record: CrosscheckRecord) -> None:
         self.records.append(record)
