@@ -495,7 +495,8 @@ def _properties(v: PassVerdict, min_evidence: int) -> dict[str, object]:
 
 
 def _junit_case(v: PassVerdict, min_evidence: int) -> JunitCase:
-    """unsound = failure, error = error, unexercised/untested = skipped (not proven); every case
+    """unsound = failure, error = error, unexercised/inert/unreachable/untested = skipped (not
+    proven); every case
     carries its evidence as properties."""
     module, _, name = v.qualname.rpartition(".")
     case = dict(classname=module or "gate", name=name or v.name, seconds=v.seconds,
@@ -505,7 +506,7 @@ def _junit_case(v: PassVerdict, min_evidence: int) -> JunitCase:
         return JunitCase(**case, end=CaseEnd.FAILURE, kind=v.verdict.value, message=message[:500], text=message)
     if v.verdict is GateVerdict.ERROR:
         return JunitCase(**case, end=CaseEnd.ERROR, kind="error", message=message[:500], text=message)
-    if v.verdict in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED):
+    if v.verdict.unproven:
         return JunitCase(**case, end=CaseEnd.SKIPPED, message=f"{v.verdict.value}: {message}"[:500])
     return JunitCase(**case)
 

@@ -245,6 +245,51 @@ def upstream_skip_covers(cls: type) -> bool:
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
 
 
+# A retrace in a pass's own code: ExportPass.call (by super() or by name), which re-dispatches
+# every node (fastpass copies only there), or a call of ExportPass's retracing base.
+_RETRACE = re.compile(r"super\(\s*[\w.,\s]*\)\s*\.\s*call\s*\(|ExportPass\.call\s*\(|_ExportPassBase|"
+                      r"\bretrace")
+
+
+@functools.lru_cache(maxsize=None)
+def never_retraces(cls: type) -> str | None:
+    """Why fastpass's copy can never act in `cls`, or None: its `call()` is its own (not
+    ExportPass's, which retraces), and neither it nor any method of its ExportPass bases below
+    ExportPass, nor a function of their modules they call by name, reaches ExportPass.call (by
+    `super().call(...)` or by name). fastpass copies nodes only inside a retrace: such a pass
+    edits the graph in place, and a copy-sound claim on it has nothing to act on.
+
+    Read from the code, not concluded from a search: a pass that retraces only after an edit it
+    made would look the same in a search that never presented its form."""
+    from executorch.exir.pass_base import ExportPass
+
+    owner = next((k for k in cls.__mro__ if "call" in vars(k)), None)
+    if owner is None or owner is ExportPass or not issubclass(owner, ExportPass):
+        return None
+    sources = []
+    for klass in cls.__mro__:
+        if klass is ExportPass or klass is object or not issubclass(klass, ExportPass):
+            continue
+        try:
+            sources.append(inspect.getsource(klass))
+        except (OSError, TypeError):
+            return None  # unread code may retrace
+        module = sys.modules.get(klass.__module__)
+        for value in vars(klass).values():
+            code = getattr(getattr(value, "__func__", value), "__code__", None)
+            for name in code.co_names if code is not None else ():
+                helper = getattr(module, name, None)
+                if inspect.isfunction(helper) and helper.__module__ == klass.__module__:
+                    try:
+                        sources.append(inspect.getsource(helper))
+                    except (OSError, TypeError):
+                        return None
+    if any(_RETRACE.search(source) for source in sources):
+        return None
+    return (f"its call() ({owner.__name__}.call) edits the graph in place: neither it nor its methods and "
+            f"helpers reach ExportPass.call, and fastpass copies nodes only inside a retrace")
+
+
 _NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
 _HELPER_DEPTH = 3  # helper of a helper of a helper: deeper calls are the library's, not the pass's
 

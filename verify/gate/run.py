@@ -256,7 +256,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         first = next((m["vacuous_reason"] for m in v.modes.values() if m.get("vacuous_reason")), "")
         v.verdict, v.reason = GateVerdict.ERROR, f"no example could be run: every example was vacuous ({first})"
     else:
-        v.judge(min_evidence)
+        judge(v, cls, min_evidence)
     v.seconds = time.perf_counter() - start
     return v
 
@@ -715,9 +715,20 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         elif v.verdict is GateVerdict.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         verdicts[qn] = v
-    for v in verdicts.values():
-        v.judge(min_evidence)
+    for qn, v in verdicts.items():
+        judge(v, classes.get(qn), min_evidence)
     return list(verdicts.values())
+
+
+def judge(v: PassVerdict, cls: type | None, min_evidence: int) -> None:
+    """`v.judge` with what the gate knows of the pass beyond its evidence: whether its code can
+    retrace at all (passes.never_retraces) and whether the generators list it unreachable."""
+    from generators.random.reach import UNREACHABLE
+
+    if cls is None:
+        v.judge(min_evidence)
+        return
+    v.judge(min_evidence, never_retraces=gp.never_retraces(cls), unreachable=UNREACHABLE.get(cls.__name__))
 
 
 def _missing() -> Unfinished:

@@ -18,7 +18,8 @@ Faults (`Fault`):
 * WIDEN_SKIP: skip-sound claimed for a copy-only entry (a retrace-only entry has no targeted
   ops: every call would be skipped).
 
-A seeded sample of N mutants across the registry is gated in this process
+The mutants are derived from the entries the proof ledger calls sound (`proven`: where the gate
+can prove at all). A seeded sample of N mutants across them is gated in this process
 (`annotations.overridden` puts the mutant in effect; worker processes would not see it), or,
 with `-j K`, in K self-test processes, each gating every K-th mutant of the same sample
 (`--shard I/K`) and writing its results as it goes; this process merges them in sample order.
@@ -293,10 +294,10 @@ def main(args, default_stages) -> int:
             _write(Path(args.json), partial, complete=False)
 
     if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
-        report = self_test(gp.annotated_passes(), args.mutants, seed, ci_gate(args), out, on_result=on_result,
+        report = self_test(proven(gp.annotated_passes()), args.mutants, seed, ci_gate(args), out, on_result=on_result,
                            shard=args.shard)
         return 0
-    classes = gp.annotated_passes()
+    classes = proven(gp.annotated_passes())
     expected = len(sample(derive_mutants(classes), args.mutants, seed))
     if args.jobs > 1:
         report = in_shards(args, seed, out, on_result)
@@ -309,6 +310,17 @@ def main(args, default_stages) -> int:
     if args.json:
         _write(Path(args.json), report, complete=complete)
     return 0 if report.passed and complete else 1
+
+
+def proven(classes: dict[str, type]) -> dict[str, type]:
+    """The passes whose real annotation the proof ledger calls sound: the mutants are drawn from
+    these. Why: a mutation score measures what the gate can catch where it can prove at all; a
+    pass the gate cannot prove with its real annotation (unexercised, inert, unreachable,
+    untested) cannot be told from its mutant either, and under the default trust fastpass uses
+    neither (it uses only `sound` entries, so such a mutant changes no lowering)."""
+    from fastpass.annotations import ProofStatus, status_of
+
+    return {qn: cls for qn, cls in classes.items() if status_of(cls) is ProofStatus.SOUND}
 
 
 def _write(path: Path, report: SelfTestReport, complete: bool) -> None:

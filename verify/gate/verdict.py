@@ -4,9 +4,11 @@ vocabulary itself, `GateVerdict` and `Feature`, is verify.report.verdict's).
 A pass is `sound` only when fastpass actually acted in it on the drawn graphs and the results
 stayed identical: for a copy-sound annotation at least K examples in which fastpass copied
 nodes of that pass, for a skip-sound one at least K examples in which it skipped the pass.
-Without a divergence but with less evidence than that, the verdict is `unexercised` (a search
-that never made fastpass act proves nothing), distinct from `untested` (no pipeline invokes the
-pass and it cannot run standalone). The evidence travels with the verdict into the table, the
+Without a divergence but with less evidence than that, the verdict names why: `inert` (the
+pass's code never retraces, and fastpass copies only inside a retrace), `unreachable` (no graph
+of the generators presents what it acts on, reason from generators.random.reach) or else
+`unexercised` (a search that never made fastpass act proves nothing; more graphs may); distinct
+from `untested` (no pipeline invokes the pass and it cannot run standalone). The evidence travels with the verdict into the table, the
 JSON and the JUnit properties, so a reader sees what each "sound" rests on.
 """
 
@@ -238,8 +240,12 @@ class PassVerdict:
         counts = [self.evidence[f].examples_with_action for f in self.evidence]
         return min(counts) if counts else 0
 
-    def judge(self, min_evidence: int) -> None:
-        """Turn a search without divergence into `sound` or `unexercised` by the evidence."""
+    def judge(self, min_evidence: int, never_retraces: str | None = None, unreachable: str | None = None) -> None:
+        """Turn a search without divergence into `sound`, or, short of evidence, into the name of
+        why: `inert` when only copy evidence is missing and the pass's code never retraces
+        (`never_retraces`: the argument from its code, passes.never_retraces; fastpass copies
+        only inside a retrace), `unreachable` when no graph of the generators presents what it
+        acts on (`unreachable`: generators.random.reach's reason), else `unexercised`."""
         if self.verdict is not GateVerdict.SOUND:
             return
         claimed = [f for f in (Feature.SKIP, Feature.COPY) if f in self.evidence]
@@ -258,8 +264,17 @@ class PassVerdict:
             self.verdict = GateVerdict.UNEXERCISED
             self.reason = "; ".join(notes) or "no feature to check"
         elif missing:
-            self.verdict = GateVerdict.UNEXERCISED
-            self.reason = "; ".join(missing + notes)
+            lacking = {feature for feature in claimed if self.evidence[feature].examples_with_action < min_evidence}
+            if never_retraces and lacking == {Feature.COPY}:
+                self.verdict = GateVerdict.INERT
+                self.reason = "; ".join([f"fastpass cannot copy in it: {never_retraces}"] + missing + notes)
+            elif unreachable:
+                self.verdict = GateVerdict.UNREACHABLE
+                self.reason = "; ".join([f"no generated graph presents what it acts on: {unreachable}"]
+                                        + missing + notes)
+            else:
+                self.verdict = GateVerdict.UNEXERCISED
+                self.reason = "; ".join(missing + notes)
         else:
             self.reason = "; ".join(notes)
 

@@ -77,6 +77,11 @@ class GateVerdict(str, Enum):
         return self in (GateVerdict.UNSOUND_SKIP, GateVerdict.UNSOUND_COPY)
 
     @property
+    def unproven(self) -> bool:
+        """Neither sound nor a failure: no divergence, but nothing proven either (the reason says why)."""
+        return self in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED, GateVerdict.INERT, GateVerdict.UNREACHABLE)
+
+    @property
     def fails(self) -> bool:
         """Does this verdict fail CI (and block recording the gated revision)?"""
         return self.is_unsound or self is GateVerdict.ERROR
