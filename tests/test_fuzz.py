@@ -1,108 +1,37 @@
 """Fuzzing: random quantizable graphs through both modes, shrunk and saved when they differ.
 
-The default test command runs these with the small derandomized `ci` profile (a smoke
-run); `tox -e fuzz` runs them with the `fuzz` profile over all cores.
+The default test command runs these as a smoke run (verify.fuzz_campaign.FuzzCampaign's
+defaults: the small derandomized `ci` profile); `python -m verify fuzz` (`tox -e fuzz`) runs a
+campaign with the `fuzz` profile over all cores.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings
 
 from verify.fuzz import fuzz
-
-REPRO_DIR = Path(os.environ.get("FASTPASS_REPRO_DIR", "reproducers"))
-FUZZING = os.environ.get("FASTPASS_PROFILE") == "fuzz"
-# Graph size follows the profile: a smoke run in the default tests, 1-40 ops when fuzzing.
-# A stock lowering costs ~0.3-0.5 s per op, so FASTPASS_FUZZ_MAX_OPS trades graph size for rate.
-MAX_OPS = int(os.environ.get("FASTPASS_FUZZ_MAX_OPS", "40" if FUZZING else "8"))
+from verify.fuzz_campaign import campaign_of
 
 
-# A campaign covers every pipeline by default: U55-only passes act on ethos-u55 alone, and the
-# passes the quantizer runs first on INT targets are presented on tosa-fp alone
-# (generators.random.reach); the default tests' smoke run keeps the two TOSA profiles.
-DEFAULT_TARGETS = "tosa-int,tosa-fp,ethos-u55,ethos-u85" if FUZZING else "tosa-int,tosa-fp"
-
-
-def _targets_from_environment() -> list[str]:
-    """FASTPASS_FUZZ_TARGETS: any of verify.lowering.targets (ethos-u55/u85 reach the U55/U85-only
-    passes); a misspelt name stops the run with one line instead of fuzzing nothing."""
-    from verify.lowering.targets import UnknownTargetError, get_target
-
-    names = [t.strip() for t in os.environ.get("FASTPASS_FUZZ_TARGETS", DEFAULT_TARGETS).split(",") if t.strip()]
-    try:
-        return [get_target(name).name for name in names]
-    except UnknownTargetError as exc:
-        raise pytest.UsageError(f"FASTPASS_FUZZ_TARGETS: {exc}") from None
-
-
-TARGETS = _targets_from_environment()
-
-
-def _min_draws_from_environment() -> int:
-    """FASTPASS_FUZZ_MIN_DRAWS, checked at collection: a bad value is one line, not a traceback at the end."""
-    from verify.fuzz_coverage import min_draws
-
-    try:
-        return min_draws()
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-
-
-MIN_DRAWS = _min_draws_from_environment()
-
-
-def _exercised_before() -> frozenset[str]:
-    """FASTPASS_FUZZ_CONTINUE=DIR: the coverage folder of an earlier campaign (a copy of
-    fuzz-coverage/: tox -e fuzz empties it first); focused graphs then go only to the passes it
-    did not exercise.  Its verdict stays its own: copy both folders' files into one to read the
-    union."""
-    folder = os.environ.get("FASTPASS_FUZZ_CONTINUE")
-    if not folder:
-        return frozenset()
-    from verify.fuzz import exercised_in
-
-    if not Path(folder).is_dir():
-        raise pytest.UsageError(f"FASTPASS_FUZZ_CONTINUE: no such folder {folder!r}")
-    return exercised_in(Path(folder))
-
-
-EXERCISED_BEFORE = _exercised_before()
-# One Hypothesis test runs in one xdist worker; shards let one target use every core, and each
-# shard aims its focused graphs at its own share of the target's routes (verify.fuzz.focus_routes:
-# a small share is held almost whole by every focused graph, so each route is drawn often in one
-# campaign).  Shards draw different graphs only when the profile is not derandomized (`fuzz`),
-# so the derandomized `ci` profile keeps one.  All share one example database key: a saved
-# failure replays first in every shard and target.
-SHARDS = int(os.environ.get("FASTPASS_FUZZ_SHARDS", str(os.cpu_count() or 1) if FUZZING else "1"))
-# A float target (tosa-fp) gets twice the shards: its graph costs about half an INT graph (no
-# quantization; measured: 3-10 s against 9-17 s for 1-4 ops) and only it presents the passes the
-# quantizer runs first on INT targets, so its routes are the ones no other target backs up.
-# (The default tests' smoke run keeps one shard per target.)
-FLOAT_SHARD_FACTOR = 2 if FUZZING else 1
-
-
-def shards_of(target: str) -> int:
-    from verify.lowering.targets import get_target
-
-    return SHARDS * (1 if get_target(target).quantized else FLOAT_SHARD_FACTOR)
-
-
-CELLS = [(target, shard, shards_of(target)) for target in TARGETS for shard in range(shards_of(target))]
-# FASTPASS_FUZZ_SEED=S makes a campaign repeatable, with a distinct seed per target and shard
-# (pytest's --hypothesis-seed would give every shard the same graphs).
-SEED = os.environ.get("FASTPASS_FUZZ_SEED")
+def pytest_generate_tests(metafunc):
+    """One fuzz test per (target, shard) of the session's campaign (verify.fuzz_campaign: the smoke
+    run, or what `python -m verify fuzz` asked for)."""
+    if metafunc.function is test_random_graphs_lower_identically:
+        cells = campaign_of(metafunc.config).cells()
+        metafunc.parametrize("target,shard,shards", cells, ids=[f"{t}-shard{k}of{n}" for t, k, n in cells])
 
 
 @pytest.mark.fuzz
-@pytest.mark.parametrize("target,shard,shards", CELLS, ids=[f"{t}-shard{k}of{n}" for t, k, n in CELLS])
-def test_random_graphs_lower_identically(target, shard, shards):
-    fuzz(target, REPRO_DIR, max_ops=MAX_OPS, seed=None if SEED is None else f"{SEED}/{target}/{shard}",
-         exercised=EXERCISED_BEFORE, shard=shard, shards=shards)
+def test_random_graphs_lower_identically(request, target, shard, shards):
+    campaign = campaign_of(request.config)
+    fuzz(target, campaign.reproducers, max_ops=campaign.max_ops, features=campaign.features,
+         settings=None if campaign.examples is None else settings(max_examples=campaign.examples),
+         seed=campaign.seed_of(target, shard), exercised=campaign.exercised_before(), shard=shard, shards=shards,
+         coverage_dir=campaign.coverage_dir)
 
 
 def test_shards_share_the_routes_of_a_target_between_them():
@@ -185,18 +114,17 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
     assert "--calibration minmax" in text  # replays with the calibration the fuzz test used
 
 
-def test_coverage_summary_counts_passes_and_throughput(tmp_path, monkeypatch):
+def test_coverage_summary_counts_passes_and_throughput(tmp_path):
     from generators.random import interpret
     from verify.fuzz import record_coverage, summarize_coverage, verify_graph
     from verify.fuzz_budget import TimeBudget
     from verify.fuzz_coverage import read_coverage
 
-    monkeypatch.setenv("FASTPASS_COVERAGE_DIR", str(tmp_path))
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("where", 0, 0)])  # relu -> clamp; where(gt)
     verdict = verify_graph(spec, "tosa-int")
     assert not verdict.failed and verdict.finished > verdict.started
-    record_coverage(verdict)
-    record_coverage(verdict)
+    record_coverage(verdict, tmp_path)
+    record_coverage(verdict, tmp_path)
     summary = summarize_coverage(tmp_path)
     lines = summary.splitlines()
     assert lines[0].startswith("pass coverage, tosa-int: 2 graphs")
@@ -332,12 +260,15 @@ def test_coverage_credits_a_step_name_only_with_the_calls_of_the_class_it_names(
     assert fastpass_counts({"per_pass": records}) == {name: {"skipped": 0, "ran": 1, "copied": 2}}
 
 
-def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names(monkeypatch):
-    monkeypatch.setenv("FASTPASS_FUZZ_TARGETS", "ethos-u55, ethos-u85,tosa-int")
-    assert _targets_from_environment() == ["ethos-u55", "ethos-u85", "tosa-int"]
-    monkeypatch.setenv("FASTPASS_FUZZ_TARGETS", "tosa-int,ethos-u56")
-    with pytest.raises(pytest.UsageError, match="FASTPASS_FUZZ_TARGETS: unknown target 'ethos-u56'"):
-        _targets_from_environment()
+def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names():
+    from verify.fuzz_campaign import FuzzCampaign
+    from verify.usage import UsageError
+
+    campaign = FuzzCampaign(targets=("ethos-u55", "ethos-u85", "tosa-fp"), shards=2, float_shard_factor=2)
+    assert campaign.cells() == [("ethos-u55", 0, 2), ("ethos-u55", 1, 2), ("ethos-u85", 0, 2), ("ethos-u85", 1, 2),
+                                *[("tosa-fp", k, 4) for k in range(4)]]
+    with pytest.raises(UsageError, match="--targets: unknown target 'ethos-u56'"):
+        FuzzCampaign(targets=("tosa-int", "ethos-u56"))
 
 
 def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path):
@@ -476,21 +407,20 @@ def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_manage
     assert (without_cast.standing, without_cast.invoked, without_cast.drawn) == (Standing.TOO_FEW_EXAMPLES, 5, 0)
 
 
-def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path, monkeypatch):
+def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path):
     """The fuzz session's exit status (conftest.pytest_sessionfinish) follows campaign_failed."""
-    from verify.fuzz_coverage import campaign_failed, min_draws
+    from verify.fuzz_campaign import FuzzCampaign
+    from verify.fuzz_coverage import campaign_failed
+    from verify.usage import UsageError
 
     assert not campaign_failed(tmp_path / "missing") and not campaign_failed(tmp_path)
     row = _row("tosa-int", ops=["acosh"], stock=["DecomposeAcoshPass"], skipped=["DecomposeAcoshPass"])
     (tmp_path / "coverage-gw0.jsonl").write_text((json.dumps(row) + "\n") * 2)
     # (the passes this tosa-int campaign never invoked are outside it, not gaps)
-    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "3")
-    assert not campaign_failed(tmp_path)  # drawn twice: too few examples, a warning only
-    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "2")
-    assert campaign_failed(tmp_path)  # drawn twice, never exercised: a gap
-    monkeypatch.setenv("FASTPASS_FUZZ_MIN_DRAWS", "zero")
-    with pytest.raises(ValueError, match="FASTPASS_FUZZ_MIN_DRAWS must be a positive integer, got 'zero'"):
-        min_draws()
+    assert not campaign_failed(tmp_path, min_draws=3)  # drawn twice: too few examples, a warning only
+    assert campaign_failed(tmp_path, min_draws=2)  # drawn twice, never exercised: a gap
+    with pytest.raises(UsageError, match="--min-draws must be a positive integer, got 0"):
+        FuzzCampaign(min_draws=0)
 
 
 def test_a_continued_campaign_focuses_on_the_passes_still_missing(tmp_path):

@@ -423,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     from verify.replay import add_parser as add_replay_parser
 
     add_replay_parser(sub)
+    from verify.commands import crosscheck, fuzz, peer
+
+    for command in (fuzz, peer, crosscheck):  # `fuzz`, `peer`, `crosscheck`
+        command.add_parser(sub)
     from verify import verbosity
 
     verbosity.add_arguments(parser)

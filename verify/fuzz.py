@@ -190,14 +190,15 @@ def exercised_in(folder: Path) -> frozenset[str]:
 
 def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, ...] = (),
          settings=None, seed: str | None = None, exercised: frozenset[str] = frozenset(), shard: int = 0,
-         shards: int = 1) -> None:
+         shards: int = 1, coverage_dir: Path | None = None) -> None:
     """Hypothesis over random graphs: every graph must lower identically in both modes.
 
     On failure Hypothesis shrinks the graph; the last failing graph it tries is the minimal
     one, and that one is saved as a runnable reproducer named in the assertion message.
     `seed` pins the draw (Hypothesis's @seed), e.g. to give parallel shards distinct graphs.
     `exercised`: passes whose routes get no focused graphs; `shard` of `shards`: which share of
-    the routes the focused graphs aim at (`fuzz_graphs`).
+    the routes the focused graphs aim at (`fuzz_graphs`); `coverage_dir`: where each graph's
+    coverage line is appended (verify.fuzz_coverage; None: not recorded).
     """
     from hypothesis import given
     from hypothesis import seed as hypothesis_seed
@@ -212,7 +213,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
         except GeneratorBug as exc:
             last.update(spec=spec, why=f"generator bug: {exc}")
             raise
-        record_coverage(verdict)
+        record_coverage(verdict, coverage_dir)
         if verdict.divergent:
             last.update(spec=spec, why=verdict.explain(), where=verdict.first_divergent_pass)
             raise AssertionError(verdict.explain())

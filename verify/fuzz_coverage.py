@@ -37,9 +37,10 @@ from verify.fuzz_budget import TimeBudget, seconds_of
 from verify.lowering.mode import Mode
 
 
-def coverage_file() -> Path | None:
-    folder = os.environ.get("FASTPASS_COVERAGE_DIR")
-    if not folder:
+def coverage_file(folder: Path | None) -> Path | None:
+    """This process's coverage lines in a campaign's coverage `folder` (None: not recorded): one
+    file per pytest-xdist worker, so that no two processes append to one file."""
+    if folder is None:
         return None
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     return Path(folder) / f"coverage-{worker}.jsonl"
@@ -148,10 +149,11 @@ def fastpass_counts(stats: dict | None) -> dict[str, dict[str, int]]:
     return dict(fast)
 
 
-def record_coverage(verdict) -> None:
-    """One line per verified graph: for every pass, what stock and fastpass did with it, and
-    where the graph's time went (verify.fuzz_budget)."""
-    path = coverage_file()
+def record_coverage(verdict, folder: Path | None) -> None:
+    """One line per verified graph in the campaign's coverage `folder` (None: nothing recorded):
+    for every pass, what stock and fastpass did with it, and where the graph's time went
+    (verify.fuzz_budget)."""
+    path = coverage_file(folder)
     if path is None:
         return
     stock = sorted({s.pass_name for s in verdict.stock.observation.steps if s.index >= 0})
@@ -244,20 +246,9 @@ def _target_table(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> l
     return lines
 
 
+# Graphs holding a pass's route (on a target it acts on) after which a pass never exercised is a
+# generator gap rather than too few examples (`verify fuzz --min-draws`).
 DEFAULT_MIN_DRAWS = 10
-
-
-def min_draws() -> int:
-    """FASTPASS_FUZZ_MIN_DRAWS: graphs holding a pass's route (on a target it acts on) after which
-    a pass never exercised is a generator gap rather than too few examples (default 10)."""
-    raw = os.environ.get("FASTPASS_FUZZ_MIN_DRAWS", str(DEFAULT_MIN_DRAWS))
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"FASTPASS_FUZZ_MIN_DRAWS must be a positive integer, got {raw!r}")
-    return value
 
 
 class Standing(Enum):
@@ -290,7 +281,7 @@ class PassStanding:
             return f"{self.name}: outside this campaign: {self.outside}"
         if self.standing is Standing.TOO_FEW_EXAMPLES:
             return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
-                    f"FASTPASS_FUZZ_EXAMPLES)")
+                    f"verify fuzz --examples)")
         return (f"{self.name} [{where}]: GENERATOR GAP: {counts} (>= {min_draws}): the route does not reach the "
                 f"pass, or generators/random/reach.py lacks its reason")
 
@@ -347,11 +338,11 @@ def _reached_only_on(name: str) -> str:
 
     only = reach.TARGET_ONLY.get(name)
     where = f"{', '.join(only[0])} ({only[1]})" if only else f"tosa-fp ({reach.QUANTIZER_FIRST_WHY})"
-    return f"reached only on {where}; add it to FASTPASS_FUZZ_TARGETS"
+    return f"reached only on {where}; add it to verify fuzz --targets"
 
 
 def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None,
-                     draws: int | None = None, acted_on: dict[str, frozenset[str]] | None = None) -> CoverageVerdict:
+                     draws: int = DEFAULT_MIN_DRAWS, acted_on: dict[str, frozenset[str]] | None = None) -> CoverageVerdict:
     """`targeted`: annotated pass -> targeted ops (what "presented" means); `acted_on`: the ops
     its route is drawn from (``ops_acted_on``; default: `targeted`'s when `targeted` is given)."""
     from generators.random import ops_in_vocabulary, reach
@@ -362,7 +353,6 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
     if targeted is None:
         targeted, acted_on = annotated_targeted_ops(), ops_acted_on()
     acted_on = targeted if acted_on is None else acted_on
-    draws = min_draws() if draws is None else draws
     vocabulary = ops_in_vocabulary(float_target=True)  # every op some target's graphs draw
     campaign = tuple(sorted({row["target"] for row in rows}))
     unreachable = {name: reach.UNREACHABLE[name] for name in targeted if name in reach.UNREACHABLE}
@@ -411,7 +401,7 @@ def _per_target_line(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -
             f"pipeline invoked, in {cov.graphs} graphs")
 
 
-def summarize_coverage(folder: Path) -> str:
+def summarize_coverage(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> str:
     rows, workers = read_coverage(folder)
     if not rows:
         return "pass coverage: no graphs recorded"
@@ -425,7 +415,7 @@ def summarize_coverage(folder: Path) -> str:
         lines.append(_throughput("all targets", rows, workers))
     lines.append("per target:")
     lines += [f"  {_per_target_line(cov, targeted)}" for cov in per_target.values()]
-    lines += coverage_verdict(rows, targeted, acted_on=ops_acted_on()).lines()
+    lines += coverage_verdict(rows, targeted, min_draws, acted_on=ops_acted_on()).lines()
     return "\n".join(line for line in lines if line)
 
 
@@ -434,7 +424,7 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
 
     Wall time runs from the first start to the last finish of this target's graphs, so it
     is a per-target figure only when the target had the workers to itself (tox -e fuzz
-    with FASTPASS_FUZZ_TARGETS=tosa-int); otherwise read the "all targets" line."""
+    with verify fuzz --targets tosa-int); otherwise read the "all targets" line."""
     timed = [r for r in rows if r.get("started") and r.get("finished")]
     if not timed:
         return ""
@@ -462,7 +452,7 @@ def _throughput(target: str, rows: list[dict], workers: int) -> str:
     return text
 
 
-def campaign_failed(folder: Path) -> bool:
+def campaign_failed(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> bool:
     """Did the campaign whose coverage lines are in `folder` leave a generator gap?"""
     rows, _ = read_coverage(folder) if folder.is_dir() else ([], 0)
-    return bool(rows) and coverage_verdict(rows).failed
+    return bool(rows) and coverage_verdict(rows, draws=min_draws).failed

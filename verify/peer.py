@@ -392,7 +392,7 @@ def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) ->
 
 def merge_reports(mode: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
     """One mode's report from its shards' reports (a single report passes through unchanged)."""
-    from verify.pytest_plugin import crosscheck_totals
+    from verify.report.crosscheck import totals as crosscheck_totals
 
     if len(reports) == 1:
         return reports[0]
@@ -568,11 +568,13 @@ def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: li
 
 
 def main(argv: list[str] | None = None) -> int:
-    from verify.output_paths import new_run_dir  # the one way a run gets a folder of its own
-    from verify.output_paths import check_output_folder
-    from verify.report.atomic import write_text
-
     parser = argparse.ArgumentParser(prog="python -m verify.peer", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return cmd_peer(parser.parse_args(argv))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """peer's options (`python -m verify.peer` and `python -m verify peer` take the same)."""
     parser.add_argument("suites", nargs="*",
                         help="sub-paths of executorch/backends/arm/test, or paths of test files (default: passes)")
     parser.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers per mode (0: none)")
@@ -600,7 +602,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-reports", type=Path, default=None, metavar="DIR",
                         help="do not run: compare the mode reports already in DIR (e.g. a run's folder)")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
-    args = parser.parse_args(argv)
+
+
+def cmd_peer(args: argparse.Namespace) -> int:
+    from verify.output_paths import new_run_dir  # the one way a run gets a folder of its own
+    from verify.output_paths import check_output_folder
+    from verify.report.atomic import write_text
+
     seed = args.share_seed if args.share_seed is not None else random.SystemRandom().randrange(2 ** 32)
     try:
         modes = [m for m in args.modes.split(",") if m]

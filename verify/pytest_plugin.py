@@ -31,7 +31,7 @@ import pytest
 
 from verify.lowering.mode import Mode
 from verify.report.atomic import write_text
-from verify.report.verdict import Verdict, relied_on_summary
+from verify.report.crosscheck import summary_lines, totals
 
 MODES = ("on", "crosscheck")
 RECORDS_KEY = "fastpass.crosscheck"  # user_properties key: this phase's crosscheck records (JSON)
@@ -223,40 +223,8 @@ class FastpassPlugin:
             write("fastpass: " + ", ".join(f"{k} {self.work[k]:.0f}" if k != "time_in_passes_s"
                                            else f"time in passes {self.work[k]:.1f} s" for k in _WORK_FIELDS))
             return
-        totals = crosscheck_totals(self.records)
-        write(f"lowerings crosschecked: {totals['crosschecked']}  identical: {totals['identical']}  "
-              f"divergent: {totals['divergent']}  unchecked: {totals['unchecked']}  "
-              f"stock nondeterministic: {totals['nondeterministic']}")
-        write("by entry point: " + ", ".join(f"{k} {v}" for k, v in sorted(totals["by_entry_point"].items())))
-        write(f"time stock {totals['stock_seconds']:.1f} s, fastpass {totals['fastpass_seconds']:.1f} s "
-              f"(summed over lowerings)")
-        work = totals["fastpass_work"]
-        write(f"what fastpass did: {work['passes_skipped']} passes skipped of "
-              f"{work['passes_run'] + work['passes_skipped']}, {work['nodes_copied']} nodes copied of "
-              f"{work['nodes_copied'] + work['nodes_dispatched']}; calls with skip or copy at work: "
-              f"{totals['calls_with_fastpass_work']}")
-        write(f"relied on {len(totals['relied_on'])} annotations: {relied_on_summary(totals['relied_on'])} "
-              f"(proof ledger: fastpass/annotations/proofs.json)")
-        if totals["divergent"]:
-            write(f"divergent calls reproduced in a fresh process: {totals['divergent_reproduced_in_fresh_process']} "
-                  f"of {totals['divergent']} (the others depend on what ran before them)")
-        for record in self.records:
-            verdict = Verdict(record["verdict"])
-            if verdict is Verdict.DIVERGENT:
-                where = (record["first_divergence"] or {}).get("label", "?")
-                repro = (record["reproducer"] or {})
-                write(f"DIVERGENT {record['context']}: {record['entry_point']} at {where}; "
-                      f"checks {', '.join(record['failed_checks'])}; replay: "
-                      f"{repro.get('command') or repro.get('limitation')}", red=True)
-            elif verdict is Verdict.UNCHECKED:
-                write(f"unchecked {record['context']}: {record['unchecked_reason']}", yellow=True)
-            elif verdict is Verdict.NONDETERMINISTIC:
-                from verify.compare.divergence import OrderRecheck  # here: it imports torch
-
-                recheck = OrderRecheck.from_json(record["order_recheck"])
-                write(f"stock nondeterministic {record['context']}: {record['entry_point']}: "
-                      f"{recheck.describe() if recheck else '?'}; not counted identical; "
-                      f"input saved: {(record['reproducer'] or {}).get('command')}", yellow=True)
+        for line, color in summary_lines(self.records):
+            write(line, **({color: True} if color else {}))
 
     def _write_json(self, path: Path) -> None:
         data = {
@@ -268,46 +236,12 @@ class FastpassPlugin:
             "outcomes": dict(sorted(self.outcomes.items())),
             "outcome_counts": dict(Counter(self.outcomes.values())),
             "skip_reasons": dict(self.skip_reasons.most_common()),
-            "crosscheck": crosscheck_totals(self.records) if self.mode == "crosscheck" else None,
+            "crosscheck": totals(self.records) if self.mode == "crosscheck" else None,
             "records": self.records,
             "fastpass_work": dict(self.work) if self.mode == "on" else None,
             "lost_workers": self.lost_workers,
         }
         write_text(path, json.dumps(data, indent=1, default=str))
-
-
-def crosscheck_totals(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sums over crosscheck records (their JSON form, as they arrive from workers)."""
-    verdicts = Counter(Verdict(r["verdict"]) for r in records)
-    work: Counter[str] = Counter()
-    for r in records:
-        work.update(r["fastpass_work"])
-    return {
-        "crosschecked": len(records),
-        "identical": verdicts[Verdict.IDENTICAL],
-        "divergent": verdicts[Verdict.DIVERGENT],
-        "unchecked": verdicts[Verdict.UNCHECKED],
-        "nondeterministic": verdicts[Verdict.NONDETERMINISTIC],
-        "by_entry_point": dict(Counter(r["entry_point"] for r in records)),
-        "stock_seconds": sum(r["stock_seconds"] for r in records),
-        "fastpass_seconds": sum(r["fastpass_seconds"] for r in records),
-        "fastpass_work": {k: work[k] for k in ("passes_run", "passes_skipped", "nodes_copied", "nodes_dispatched")},
-        "calls_with_fastpass_work": sum(1 for r in records
-                                        if r["fastpass_work"]["passes_skipped"] or r["fastpass_work"]["nodes_copied"]),
-        # every annotation any fastpass run skipped or copied by, with its proof-ledger status
-        "relied_on": dict(sorted({name: status for r in records
-                                  for name, status in (r.get("relied_on") or {}).items()}.items())),
-        "divergent_reproduced_in_fresh_process": sum(
-            1 for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT
-            and ((r.get("fresh_recheck") or {}).get("reproduced") is True)),
-        "divergences": [{"test": r["context"], "entry_point": r["entry_point"],
-                         "first_divergence": r["first_divergence"], "failed_checks": list(r["failed_checks"]),
-                         "reproducer": r["reproducer"]} for r in records if Verdict(r["verdict"]) is Verdict.DIVERGENT],
-        "nondeterministic_calls": [{"test": r["context"], "entry_point": r["entry_point"],
-                                    "order_recheck": r.get("order_recheck"), "failed_checks": list(r["failed_checks"]),
-                                    "reproducer": r["reproducer"]}
-                                   for r in records if Verdict(r["verdict"]) is Verdict.NONDETERMINISTIC],
-    }
 
 
 def _outcome(report: pytest.TestReport) -> str | None:

@@ -1,0 +1,97 @@
+"""`python -m fastpass run [--features F,..] [--trust proven|all] SCRIPT [ARGS]`: run a lowering script
+with fastpass on for the whole of it, the way `coverage run` runs one under coverage.
+
+Why a command: a user's script lowers however it likes (`to_edge_transform_and_lower`, a test
+pipeline, several models); wrapping it needs no edit of the script, so what is measured is the
+script as it is. fastpass is enabled before the script's first line and disabled after its last;
+the script runs as `__main__` with `sys.argv` = [SCRIPT, *ARGS] and its folder first on `sys.path`,
+as `python SCRIPT ARGS` would run it. Its exit status is the command's (an uncaught exception: the
+traceback and 1), and fastpass's totals are printed to stderr at the end, so that the script's own
+stdout stays exactly what it prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+from typing import Any, Callable
+
+
+def run_script(script: str, args: list[str]) -> int:
+    """Run `script` as `python script args` would, in this process; its exit status."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except BaseException:  # noqa: BLE001 - the script's own failure: shown as python would, exit 1
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _exit_status(code: Any) -> int:
+    """What the interpreter would exit with for `sys.exit(code)`."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def summary(stats: dict[str, Any]) -> list[str]:
+    """fastpass.stats() as the lines printed at exit."""
+    relied_on = stats.get("relied_on") or {}
+    by_status: dict[str, int] = {}
+    for status in relied_on.values():
+        by_status[status] = by_status.get(status, 0) + 1
+    statuses = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items())) or "none"
+    return [f"fastpass: {stats.get('passes_run', 0)} passes run, {stats.get('passes_skipped', 0)} skipped; "
+            f"{stats.get('nodes_copied', 0)} nodes copied, {stats.get('nodes_dispatched', 0)} dispatched; "
+            f"FakeTensor cache {stats.get('fakecache_hits', 0)} hits, {stats.get('fakecache_misses', 0)} misses",
+            f"fastpass: relied on {len(relied_on)} annotations ({statuses})"]
+
+
+def _features(text: str) -> tuple[str, ...]:
+    from fastpass import FEATURES
+
+    wanted = tuple(f for f in text.split(",") if f)
+    unknown = [f for f in wanted if f not in FEATURES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(FEATURES)}")
+    return wanted
+
+
+def main(argv: list[str] | None = None, run: Callable[[str, list[str]], int] = run_script) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fastpass", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="run SCRIPT [ARGS] with fastpass on; print its stats at exit")
+    p.add_argument("--features", type=_features, default=None, metavar="F,..",
+                   help="fastpass features (default: all of them)")
+    p.add_argument("--trust", choices=("proven", "all"), default="proven",
+                   help="which annotations fastpass uses: those the proof ledger proves (default), or all")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    options = parser.parse_args(argv)
+    if not os.path.isfile(options.script):
+        parser.error(f"no such script: {options.script}")
+    import fastpass
+
+    fastpass.reset_stats()
+    with fastpass.enabled(options.features, trust=options.trust):
+        status = run(options.script, options.args)
+    for line in summary(fastpass.stats()):
+        print(line, file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
