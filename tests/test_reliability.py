@@ -212,7 +212,7 @@ def test_a_torn_journal_line_is_skipped(tmp_path):
     from verify.cases import Case
     from verify.journal import Journal, read_journal
     from verify.report.verdict import Verdict
-    from verify.runner import CaseReport
+    from verify.report.case import CaseReport
 
     journal = Journal(tmp_path)
     journal.start({}, [Case("m", "tosa-int"), Case("n", "tosa-int")], {})

@@ -155,7 +155,7 @@ def started_journal(run_dir: Path, targets: tuple[str, ...] = ("tosa-int", "tosa
     from verify.cases import Case
     from verify.journal import Journal
     from verify.report.verdict import Verdict
-    from verify.runner import CaseReport
+    from verify.report.case import CaseReport
 
     args = cli.argparse.Namespace(**{**cli._run_defaults(), "null_seed": -1, "reference_sets": 0})
     options = cli._options_from(args, run_dir, ())

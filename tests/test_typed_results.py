@@ -10,7 +10,7 @@ from verify.compare import CheckResult, Divergence
 from verify.lowering.mode import Mode
 from verify.lowering.steps import PassStep
 from verify.report.verdict import NullOutcome, Verdict
-from verify.runner import CaseReport
+from verify.report.case import CaseReport
 
 
 def test_modes_have_one_name_and_old_names_are_read():

@@ -24,7 +24,7 @@ _PUBLIC = {
     "export_program": "verify.lowering.quantize",
     "TARGETS": "verify.lowering.targets",
     "get_target": "verify.lowering.targets",
-    "CaseReport": "verify.runner",
+    "CaseReport": "verify.report.case",
     "RunOptions": "verify.runner",
     "run_case": "verify.runner",
 }

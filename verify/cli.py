@@ -288,7 +288,7 @@ def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path
     from verify.journal import read_journal
     from verify.output_paths import CannotWrite
     from verify.report.files import write_json, write_junit
-    from verify.runner import CaseReport
+    from verify.report.case import CaseReport
 
     contents = read_journal(run_dir)
     by_case = {(c["model"], c["target"]): CaseReport.from_json(c) for c in contents.cases}

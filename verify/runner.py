@@ -20,14 +20,12 @@ import pickle
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from verify.cases import Case
-from verify.compare.checks import CheckResult
 from verify.compare.comparison import StockRelowered, compare_lowerings
-from verify.compare.divergence import Divergence, OrderRecheck
 from verify.launcher import (
     DEFAULT_MEMORY_LIMIT, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal,
 )
@@ -36,6 +34,7 @@ from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
 from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
 from verify.report.atomic import write_text
+from verify.report.case import CaseReport
 from verify.report.verdict import NullOutcome, Verdict
 from verify.saved_program import PROGRAM_NAME
 
@@ -54,83 +53,12 @@ class RunOptions:
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a worker group's RSS (verify.launcher); None: none
 
 
-@dataclass
-class CaseReport:
-    model: str
-    target: str
-    verdict: Verdict
-    first_divergence: Divergence | None = None
-    checks: dict[str, CheckResult] = field(default_factory=dict)
-    error: str | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-    null_outcome: NullOutcome = NullOutcome.NOT_RUN
-    null_check: dict | None = None  # seeds and what differs (DIFFERS), or the error (FAILED)
-    factory: dict | None = None  # {"deterministic": bool, "differs_in": [...]} from two builds
-    fastpass_stats: dict | None = None
-    artifacts: str | None = None
-    wall_seconds: float = 0.0
-    order_recheck: OrderRecheck | None = None  # only for a case whose lowerings differed
-
-    @property
-    def relied_on(self) -> dict[str, str] | None:
-        """Annotation -> proof-ledger status, for every annotation the fastpass lowering skipped or
-        copied by (fastpass.stats()["relied_on"]); None without a fastpass lowering."""
-        if self.fastpass_stats is None:
-            return None
-        return dict(self.fastpass_stats.get("relied_on", {}))
-
-    @property
-    def passed(self) -> bool:
-        """Counts toward exit 0: identical, and the null check (if asked for) ran."""
-        return self.verdict is Verdict.IDENTICAL and self.null_outcome is not NullOutcome.FAILED
-
-    def to_json(self) -> dict:
-        return {
-            "model": self.model, "target": self.target, "verdict": self.verdict.value,
-            # the label alone, as before the typed value; `first_divergence` has its fields
-            "first_divergent_pass": self.first_divergence.label if self.first_divergence else None,
-            "first_divergence": self.first_divergence.to_json() if self.first_divergence else None,
-            "checks": {name: r.passed for name, r in self.checks.items()},
-            "check_details": {name: r.to_json() for name, r in self.checks.items() if not r.passed},
-            "error": self.error, "seconds": self.seconds, "wall_seconds": self.wall_seconds,
-            "null_outcome": self.null_outcome.value, "null_check": self.null_check,
-            "factory": self.factory, "relied_on": self.relied_on, "fastpass_stats": self.fastpass_stats,
-            "artifacts": self.artifacts,
-            "order_recheck": self.order_recheck.to_json() if self.order_recheck else None,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> CaseReport:
-        """The inverse of to_json (a journal line back to a report)."""
-        details = data.get("check_details") or {}
-        checks = {name: CheckResult.from_json(name, passed, details.get(name, {}))
-                  for name, passed in (data.get("checks") or {}).items()}
-        return cls(model=data["model"], target=data["target"], verdict=Verdict(data["verdict"]),
-                   first_divergence=Divergence.from_json(data.get("first_divergence") or data.get("first_divergent_pass")),
-                   checks=checks,
-                   error=data.get("error"), seconds=_seconds_from_json(data.get("seconds") or {}),
-                   null_outcome=NullOutcome(data.get("null_outcome", NullOutcome.NOT_RUN.value)),
-                   null_check=data.get("null_check"), factory=data.get("factory"),
-                   fastpass_stats=data.get("fastpass_stats"), artifacts=data.get("artifacts"),
-                   wall_seconds=data.get("wall_seconds", 0.0),
-                   order_recheck=OrderRecheck.from_json(data.get("order_recheck")))
-
-
 def _seconds_of(stock: LoweringResult, second: LoweringResult) -> dict[str, float]:
     """A case's timings, keyed by mode (the second lowering's key is `fastpass` also in a null run
     with --second-mode stock: it names the role, the compared lowering); to_executorch() apart."""
     return {Mode.STOCK.value: stock.seconds, Mode.FASTPASS.value: second.seconds,
             f"{Mode.STOCK}_to_executorch": stock.serialize_seconds,
             f"{Mode.FASTPASS}_to_executorch": second.serialize_seconds}
-
-
-# The timing keys of reports written before the one mode vocabulary, read as today's.
-_LEGACY_SECONDS_KEYS = {"full": "stock", "fast": "fastpass",
-                        "full_to_executorch": "stock_to_executorch", "fast_to_executorch": "fastpass_to_executorch"}
-
-
-def _seconds_from_json(seconds: dict[str, float]) -> dict[str, float]:
-    return {_LEGACY_SECONDS_KEYS.get(key, key): value for key, value in seconds.items()}
 
 
 class WorkerFailure(RuntimeError):

@@ -10,7 +10,7 @@ from verify.report import junit
 from verify.report.atomic import write_text
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from verify.report.verdict import NullOutcome, Verdict
-from verify.runner import CaseReport
+from verify.report.case import CaseReport
 
 
 def write_json(reports: list[CaseReport], path: Path, run_info: dict) -> None:

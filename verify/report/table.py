@@ -7,7 +7,7 @@ import sys
 from verify.cases import Case
 from verify.lowering.mode import Mode
 from verify.report.verdict import NullOutcome, Verdict, relied_on_summary
-from verify.runner import CaseReport
+from verify.report.case import CaseReport
 
 
 def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stderr) -> None:
