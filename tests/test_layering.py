@@ -1,0 +1,199 @@
+"""The import layers, fenced: a module may import only from its own layer or those below it.
+
+Why a test: the layering is what lets a newcomer read the flow off the folders (a command starts
+a campaign, a campaign runs jobs, a job lowers, lowerings are compared, results are reported),
+and lets a lower layer be reused without the ones above it (the report package by every command;
+generators and fastpass without the harness). An import that points upward is easy to add and
+invisible in review; this test reads every module's imports (statically, with `ast`: nothing is
+imported) and names each one that breaks a rule. The last tests plant forbidden imports in a
+scratch tree and show that each rule catches them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("verify", "fastpass", "generators")
+
+# The modules above the report package: the commands and what they drive. verify.report (and
+# the enums in verify.report.verdict every layer reports in) must import none of them.
+ABOVE_REPORT = ("verify.runner", "verify.cli", "verify.commands", "verify.__main__", "verify.peer", "verify.fuzz",
+                "verify.fuzz_campaign", "verify.gate", "verify.bench", "verify.crosscheck", "verify.pytest_plugin",
+                "verify.replay", "verify.worker", "verify.journal")
+
+# Known breaches, each with its owner's reason; an entry that no longer breaks its rule fails
+# the test (remove it), so the list only ever shrinks.
+KNOWN = {
+    # generators.random.check_buildable builds a graph with the harness's own recipe (one quantize
+    # recipe); generators/ belongs to the gate's owner, who is moving it (issue 31).
+    ("generators.random._check", "verify.lowering.targets"),
+    ("generators.random._check", "verify.lowering.quantize"),
+    # the gate's self-test plants a wrong annotation with fastpass's Entry, which fastpass.annotations
+    # exports; verify/gate/selftest.py belongs to the gate's owner.
+    ("verify.gate.selftest", "fastpass.annotations._model"),
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported name: `module` (absolute) and, for `from module import name`, `name`."""
+
+    importer: str
+    module: str
+    name: str | None
+    line: int
+
+    @property
+    def target(self) -> str:
+        return f"{self.module}.{self.name}" if self.name else self.module
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, root: Path) -> list[Import]:
+    """Every import in the file at `path`, relative ones made absolute; also `alias._name`
+    attribute reads on an imported project module (a private name reached through its module)."""
+    importer = module_name(path, root)
+    package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
+    found: list[Import] = []
+    aliases: dict[str, str] = {}
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.append(Import(importer, alias.name, None, node.lineno))
+                if not alias.asname:
+                    aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                else:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                found.append(Import(importer, module, alias.name, node.lineno))
+                aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and _private(node.attr)):
+            found.append(Import(importer, aliases[node.value.id], node.attr, node.lineno))
+    return found
+
+
+def project_imports(root: Path = ROOT) -> list[Import]:
+    return [imp for package in PACKAGES if (root / package).is_dir()
+            for path in sorted((root / package).rglob("*.py")) for imp in imports_of(path, root)
+            if imp.module.split(".")[0] in PACKAGES]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+# ---- the rules: each takes the imports and returns the breaches ------------------------------
+
+def report_imports_upward(imports: list[Import]) -> list[Import]:
+    """verify.report imports nothing above it (the runner, the commands, the campaigns)."""
+    return [imp for imp in imports if _within(imp.importer, "verify.report")
+            and any(_within(imp.target, above) or _within(imp.module, above) for above in ABOVE_REPORT)]
+
+
+def libraries_import_the_harness(imports: list[Import]) -> list[Import]:
+    """generators and fastpass stand without the harness: neither imports verify."""
+    return [imp for imp in imports if imp.importer.split(".")[0] in ("generators", "fastpass")
+            and _within(imp.module, "verify")]
+
+
+def private_names_across_modules(imports: list[Import]) -> list[Import]:
+    """A `_private` name is used only in the module that defines it; a private *module*
+    (`fastpass._patches`, `fastpass.annotations._proofs`) only inside its own top-level package
+    (fastpass's modules share their private ones; verify reads fastpass's public names)."""
+    breaches = []
+    for imp in imports:
+        parts = imp.target.split(".")
+        for depth, part in enumerate(parts):
+            if not _private(part):
+                continue
+            owner = ".".join(parts[:depth])  # the package (or module) the private part belongs to
+            is_module = (ROOT / Path(*parts[: depth + 1])).with_suffix(".py").is_file() or \
+                (ROOT / Path(*parts[: depth + 1])).is_dir()
+            allowed = (imp.importer.split(".")[0] == parts[0]) if is_module else imp.importer == owner
+            if not allowed:
+                breaches.append(imp)
+            break
+    return breaches
+
+
+def unexplained(breaches: list[Import]) -> list[str]:
+    return [f"{imp.importer} (line {imp.line}) imports {imp.target}" for imp in breaches
+            if (imp.importer, imp.module) not in KNOWN]
+
+
+# ---- the repository ---------------------------------------------------------------------------
+
+def test_report_does_not_import_the_runner_or_the_commands():
+    assert unexplained(report_imports_upward(project_imports())) == []
+
+
+def test_generators_and_fastpass_do_not_import_verify():
+    breaches = libraries_import_the_harness(project_imports())
+    assert unexplained(breaches) == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    assert unexplained(private_names_across_modules(project_imports())) == []
+
+
+def test_every_known_breach_still_breaks_its_rule():
+    """The list only shrinks: a breach fixed is taken off it."""
+    imports = project_imports()
+    breaches = libraries_import_the_harness(imports) + private_names_across_modules(imports) + \
+        report_imports_upward(imports)
+    stale = KNOWN - {(imp.importer, imp.module) for imp in breaches}
+    assert not stale, f"no longer breaches: remove from KNOWN: {sorted(stale)}"
+
+
+# ---- each rule catches a planted breach ---------------------------------------------------------
+
+def _plant(root: Path, module: str, source: str) -> None:
+    path = root / Path(*module.split(".")).with_suffix(".py")
+    for folder in [path.parent, *path.parent.parents]:
+        if folder == root:
+            break
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").touch()
+    path.write_text(source)
+
+
+def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
+    _plant(tmp_path, "verify.report.table", "from verify.runner import CaseReport\n")
+    _plant(tmp_path, "verify.report.files", "from ..commands import fuzz\n")  # relative, two levels up
+    _plant(tmp_path, "generators.random.draw", "def f():\n    from verify.lowering.lower import lower\n")
+    _plant(tmp_path, "verify.peer", "from verify.cli import _new_run_dir\nimport verify.cli as cli\ncli._features\n")
+    _plant(tmp_path, "verify.cli", "def _new_run_dir(): pass\n_features = 1\nx = _new_run_dir\n")
+    imports = project_imports(tmp_path)
+    assert {(i.importer, i.target) for i in report_imports_upward(imports)} == {
+        ("verify.report.table", "verify.runner.CaseReport"), ("verify.report.files", "verify.commands.fuzz")}
+    assert [(i.importer, i.module) for i in libraries_import_the_harness(imports)] == [
+        ("generators.random.draw", "verify.lowering.lower")]
+    assert {(i.importer, i.target) for i in private_names_across_modules(imports)} == {
+        ("verify.peer", "verify.cli._new_run_dir"), ("verify.peer", "verify.cli._features")}
+
+
+def test_a_private_module_may_be_imported_inside_its_package_only():
+    imports = [Import("fastpass.core", "fastpass._patches", "FEATURES", 1),
+               Import("fastpass", "fastpass._patches", None, 2),
+               Import("verify.lowering.lower", "fastpass._patches", "FEATURES", 3),
+               Import("generators.random", "generators.random._spec", "GraphSpec", 4),
+               Import("fastpass._passcall", "fastpass.annotations._proofs", None, 5),
+               Import("verify.gate.check", "fastpass.annotations._model", "Entry", 6)]
+    assert private_names_across_modules(imports) == [imports[2], imports[5]]
