@@ -87,11 +87,12 @@ def test_dtype_change_of_targeted_node_is_sound(tmp_path):
     assert not (tmp_path / "reproducers").exists()
 
 
-def test_no_copy_ever_is_unexercised_not_sound(tmp_path):
+def test_no_copy_ever_is_inert_not_sound(tmp_path):
     """A copy-sound pass in which fastpass never copies a node (it does not retrace), on graphs
-    without its targeted op: no divergence, but nothing proves the claim."""
+    without its targeted op: no divergence, but nothing proves the claim; its code never
+    retraces, so the gate names it inert."""
     v = gate("NoRetracePass", tmp_path, ["abs", "neg"], examples=3)
-    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert v.verdict is GateVerdict.INERT, (v.verdict, v.reason)
     assert v.ok and not v.verdict.fails  # does not fail CI
     assert v.evidence[Feature.COPY].examples_with_action == 0 and v.copied_nodes == 0
     assert "copy: 0 of 3 examples copied nodes" in v.reason
@@ -141,26 +142,27 @@ def test_cli_gate_exit_status_json_and_junit(tmp_path):
     assert replay.returncode == 1 and "DIVERGES" in replay.stdout, replay.stderr[-2000:]
 
 
-def test_cli_unexercised_exits_0_and_is_named(tmp_path):
-    """CI contract: an unexercised pass does not fail the gate (exit 0), but the summary names it,
-    and the JSON and JUnit carry the evidence it lacks."""
+def test_cli_unproven_exits_0_and_is_named(tmp_path):
+    """CI contract: a pass neither sound nor failing (here inert) does not fail the gate (exit 0),
+    but the summary names it with why, and the JSON and JUnit carry the evidence it lacks."""
     cmd = [sys.executable, "-m", "verify", "gate", "--pass", ref("NoRetracePass"), "--examples", "2",
            "--ops", "abs,neg", "--max-ops", "2", "--min-evidence", "2", "--out", str(tmp_path / "out"),
            "--json", str(tmp_path / "gate.json"), "--junit", str(tmp_path / "gate.xml")]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "unexercised: 1 (no divergence, too little evidence): NoRetracePass" in proc.stdout
+    assert "inert: 1 (fastpass cannot act in it): NoRetracePass" in proc.stdout
     row = next(line for line in proc.stdout.splitlines() if line.startswith("NoRetracePass"))
-    assert "unexercised" in row and "copy 0/2" in row
+    assert "inert" in row and "copy 0/2" in row
     report = json.loads((tmp_path / "gate.json").read_text())
     (entry,) = report["passes"]
-    assert report["ok"] is True and entry["verdict"] == "unexercised"
+    assert report["ok"] is True and entry["verdict"] == "inert"
     assert entry["evidence"]["copy"] == dict(entry["evidence"]["copy"], examples=2, examples_with_action=0)
     case = ET.parse(tmp_path / "gate.xml").getroot().find("testcase")
     props = {p.get("name"): p.get("value") for p in case.find("properties")}
-    assert props["examples_with_evidence"] == "0" and props["verdict"] == "unexercised"
+    assert props["examples_with_evidence"] == "0" and props["verdict"] == "inert"
     assert props["min_evidence"] == "2"
-    assert case.find("skipped").get("message").startswith("unexercised: copy: 0 of 2")
+    assert case.find("skipped").get("message").startswith("inert: fastpass cannot copy in it: its call() "
+                                                          "(NoRetracePass.call) edits the graph in place")
 
 
 @pytest.mark.parametrize("content, ref_suffix, message", [

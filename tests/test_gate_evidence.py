@@ -229,7 +229,8 @@ def test_junit_properties_carry_the_new_counts():
 
 
 def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
-    """A real (direct) gate run: NoRetracePass edits relus in place and never retraces."""
+    """A real (direct) gate run: NoRetracePass edits relus in place and never retraces: `inert`,
+    with the argument from its code and the measurement."""
     from verify.gate import passes as gp
     from verify.gate import run
 
@@ -237,7 +238,7 @@ def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
     v = run.gate_pass(cls, f"{PASSES}:NoRetracePass", 2, "edge-fp", tmp_path, seed=0, how="direct", max_ops=2,
                       shrink_seconds=10, ops=["relu", "neg"], min_evidence=2)
     copy = v.evidence[Feature.COPY]
-    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert v.verdict is GateVerdict.INERT, (v.verdict, v.reason)  # its code never reaches ExportPass.call
     assert copy.calls_ran == copy.invocations >= 2 and copy.nodes_dispatched == 0 and copy.copied_nodes == 0
     assert v.reason.endswith(NEVER_RETRACED.format(R=copy.calls_ran)), v.reason
 
@@ -245,7 +246,7 @@ def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
 def test_the_table_tells_apart_classes_that_share_a_name():
     """An Arm pass and the backends/transforms helper it subclasses share a __name__: their rows
     and the unexercised line name their packages; a name no other class has stays short."""
-    from verify.gate.cli import table, unexercised_line
+    from verify.gate.cli import table, unproven_line
 
     def verdict(qualname, verdict=GateVerdict.SOUND):
         return PassVerdict(qualname, qualname.rsplit(".", 1)[1], qualname, verdict=verdict)
@@ -259,4 +260,51 @@ def test_the_table_tells_apart_classes_that_share_a_name():
     assert any(r.startswith("arm.CanonicalizeViewCopyPermutePass ") for r in rows)
     assert any(r.startswith("transforms.CanonicalizeViewCopyPermutePass ") for r in rows)
     assert any(r.startswith("FuseBatchNorm2dPass ") for r in rows)
-    assert unexercised_line([arm, helper, other]).endswith(": arm.CanonicalizeViewCopyPermutePass")
+    assert unproven_line([arm, helper, other]).endswith(": arm.CanonicalizeViewCopyPermutePass")
+
+
+# ---- inert and unreachable: why evidence is missing, named -------------------------------------
+
+def test_never_retraces_reads_the_pass_code():
+    """A pass whose call() is its own and never reaches ExportPass.call cannot be copied in; one
+    that retraces (ExportPass's call, or super().call() after its own edits) can."""
+    from executorch.backends.arm._passes import ConvertMmToBmmPass, DecomposeTanPass
+
+    from verify.gate import passes as gp
+
+    def toy(name):
+        return gp.resolve(str(ROOT / PASSES) + ":" + name)
+
+    assert "NoRetracePass.call" in gp.never_retraces(toy("NoRetracePass"))
+    assert gp.never_retraces(toy("InsertBeforeRetracePass")) is None  # edits, then super().call()
+    assert gp.never_retraces(toy("UndeclaredRewritePass")) is None  # ExportPass's own call: retraces
+    assert "ConvertMmToBmmPass.call" in gp.never_retraces(ConvertMmToBmmPass)
+    assert gp.never_retraces(DecomposeTanPass) is None
+
+
+def test_missing_copy_evidence_of_a_pass_that_never_retraces_is_inert():
+    e = copy_evidence((2, 2, 0, 0), (1, 1, 0, 0))
+    v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: e})
+    v.judge(5, never_retraces="its call() edits in place")
+    assert v.verdict is GateVerdict.INERT and v.ok
+    assert v.reason.startswith("fastpass cannot copy in it: its call() edits in place; copy: 0 of 2 examples")
+    # skip evidence missing too: skip can act in any pass, so it is not inert
+    skip = Evidence(Feature.SKIP)
+    skip.add(1, 0, 0, True)
+    both = PassVerdict("m.P", "P", "m:P", evidence={Feature.SKIP: skip, Feature.COPY: copy_evidence((1, 1, 0, 0))})
+    both.judge(5, never_retraces="its call() edits in place")
+    assert both.verdict is GateVerdict.UNEXERCISED, both.reason
+    # enough evidence: sound whatever the code looks like
+    enough = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 1, 3, 2))})
+    enough.judge(1, never_retraces="x", unreachable="y")
+    assert enough.verdict is GateVerdict.SOUND
+
+
+def test_missing_evidence_of_a_pass_no_graph_presents_is_unreachable():
+    v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 0, 0, 0))})
+    v.judge(5, unreachable="acts on symbolic shapes only")
+    assert v.verdict is GateVerdict.UNREACHABLE and v.ok
+    assert v.reason.startswith("no generated graph presents what it acts on: acts on symbolic shapes only; copy:")
+    plain = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 0, 0, 0))})
+    plain.judge(5)
+    assert plain.verdict is GateVerdict.UNEXERCISED

@@ -70,6 +70,10 @@ def test_top_up_draws_for_passes_short_of_evidence(tmp_path):
     assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED)
     assert (v.verdict is GateVerdict.SOUND) == (copy.examples_with_action >= 3)
     assert Feature.SKIP in v.waived  # op-targeted upstream: fastpass's skip never applies
+    # what each graph was to the pass (graphs.DrawKind), every kind named, zero included
+    from verify.gate.graphs import DrawKind
+    assert set(v.drawn) == {kind.value for kind in DrawKind} and v.to_json()["drawn"] == v.drawn
+    assert sum(v.drawn.values()) <= v.examples * len(DrawKind)
 
 
 NORMALIZE_TRANSPOSE = "executorch.exir.passes.normalize_transpose_pass.NormalizeTransposePass"

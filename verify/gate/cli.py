@@ -373,7 +373,7 @@ def cmd_gate(args) -> int:
             return 2
         wall = time.perf_counter() - started
         print(table(verdicts, args.min_evidence))
-        print(unexercised_line(verdicts))
+        print(unproven_line(verdicts))
         print(f"wall time {wall:.0f} s")
         info = {"examples": args.examples, "stages": args.stage, "seed": args.seed, "wall_seconds": wall,
                 "changed_since": args.changed_since, "min_evidence": args.min_evidence, "jobs": args.jobs,
@@ -464,13 +464,22 @@ def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE)
     return "\n".join(lines)
 
 
-def unexercised_line(verdicts: list[PassVerdict]) -> str:
-    """The CI summary line: unexercised passes do not fail the gate, but are named."""
+_UNPROVEN_WHY = {GateVerdict.UNEXERCISED: "no divergence, too little evidence",
+                 GateVerdict.INERT: "fastpass cannot act in it",
+                 GateVerdict.UNREACHABLE: "no generated graph presents what it acts on",
+                 GateVerdict.UNTESTED: "no pipeline invokes it and it cannot run standalone"}
+
+
+def unproven_line(verdicts: list[PassVerdict]) -> str:
+    """The CI summary line: passes neither sound nor failing do not fail the gate, but are named,
+    by why (`unexercised: 2 (no divergence, too little evidence): A, B; inert: 1 (...): C`)."""
     shown = display_names(verdicts)
-    names = sorted(shown[v.qualname] for v in verdicts if v.verdict is GateVerdict.UNEXERCISED)
-    if not names:
-        return "unexercised: 0"
-    return f"unexercised: {len(names)} (no divergence, too little evidence): {', '.join(names)}"
+    parts = []
+    for verdict, why in _UNPROVEN_WHY.items():
+        names = sorted(shown[v.qualname] for v in verdicts if v.verdict is verdict)
+        if names:
+            parts.append(f"{verdict.value}: {len(names)} ({why}): {', '.join(names)}")
+    return "; ".join(parts) or "unexercised: 0"
 
 
 def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:

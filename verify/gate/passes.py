@@ -245,10 +245,27 @@ def upstream_skip_covers(cls: type) -> bool:
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
 
 
-# A retrace in a pass's own code: ExportPass.call (by super() or by name), which re-dispatches
-# every node (fastpass copies only there), or a call of ExportPass's retracing base.
-_RETRACE = re.compile(r"super\(\s*[\w.,\s]*\)\s*\.\s*call\s*\(|ExportPass\.call\s*\(|_ExportPassBase|"
-                      r"\bretrace")
+def _reaches_export_call(source: str) -> bool:
+    """Does this code call ExportPass.call: `super().call(...)`, `ExportPass.call(...)` or a
+    name of ExportPass's retracing base (`_ExportPassBase...`)? Read from the syntax tree, so
+    that words in docstrings and comments do not count."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return True  # unreadable: assume it may retrace
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "_ExportPassBase":
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call":
+            owner = node.func.value
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+                return True
+            if isinstance(owner, ast.Name) and owner.id in ("ExportPass", "_ExportPassBase"):
+                return True
+    return False
 
 
 @functools.lru_cache(maxsize=None)
@@ -284,7 +301,7 @@ def never_retraces(cls: type) -> str | None:
                         sources.append(inspect.getsource(helper))
                     except (OSError, TypeError):
                         return None
-    if any(_RETRACE.search(source) for source in sources):
+    if any(_reaches_export_call(source) for source in sources):
         return None
     return (f"its call() ({owner.__name__}.call) edits the graph in place: neither it nor its methods and "
             f"helpers reach ExportPass.call, and fastpass copies nodes only inside a retrace")

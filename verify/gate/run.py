@@ -375,16 +375,25 @@ class _Registry:
             self.by_name.setdefault(cls.__name__, []).append(qn)
         self.excluded: set[str] = set()
         self.rounds = 0
+        self.aims: dict[str, Aim] = {}  # what each pass's graphs aim at (built on first use)
 
     def lacking(self, qn: str) -> list[Feature]:
         """The claimed features of a pass with fewer than K examples of evidence."""
         return [f for f, e in self.verdicts[qn].evidence.items() if e.examples_with_action < self.min_evidence]
 
-    def record(self, active: set[str], outcome: check.Outcome) -> None:
-        """Count one example's evidence for every pass under test (identical results only)."""
+    def record(self, active: set[str], outcome: check.Outcome, spec=None) -> None:
+        """Count one example's evidence for every pass under test (identical results only), and
+        what the graph `spec` was to each of them (graphs.DrawKind: read off its structure)."""
         counts = check.pass_counts(outcome.stats)
         for qn in active:
             v = self.verdicts[qn]
+            if spec is not None:
+                if qn not in self.aims:
+                    cls = self.classes[qn]
+                    self.aims[qn] = Aim.of(lookup_ops(cls), gp.ops_named_by(cls), self.ops)
+                v.drawn = v.drawn or drawn_counts(Counter())
+                for kind in self.aims[qn].kinds(spec):
+                    v.drawn[kind.value] += 1
             c = check.counts_of(counts, self.classes[qn])
             v.examples += 1
             copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
@@ -434,7 +443,7 @@ class _Registry:
                 if shrinking or o.vacuous == _NOT_DRAWN:
                     return
                 counter["n"] += 1
-                self.record(active, o)
+                self.record(active, o, spec)
                 self.checkpoint(self.verdicts)
                 status = f"DIVERGES at {o.where}" if o.diverged else (
                     "vacuous: " + o.vacuous[:80] if o.vacuous else "same")
@@ -568,19 +577,67 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
             lacking = reg.lacking(qn)
             return lacking[0].value if len(lacking) == 1 else "both"
 
-        def strategy_of(names: list[str]):
-            return _biased(classes, max_ops, ops, want)(sorted(qn for qn in names if wanted(qn)) or names)
-
         top_start = time.perf_counter()
         deadline = time.monotonic() + plan.top_up_seconds
         if stage_deadline is not None:
             deadline = min(deadline, stage_deadline)
-        more = reg.search(stage, active, strategy_of, plan.top_up, ":top-up", deadline=deadline,
-                          until=lambda: not any(wanted(qn) for qn in active), copy_only=starved.__contains__)
+        more = top_up(reg, stage, active, classes, wanted, want, plan.top_up, deadline, max_ops, ops, starved)
         short = {qn for qn in active if reg.lacking(qn)}
         _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
              f"{len(short)} pass(es) still short of evidence")
     return reg.verdicts
+
+
+def top_up(reg: "_Registry", stage: str, active: set[str], classes: dict[str, type], wanted: Callable[[str], bool],
+           want: Callable[[str], str], budget: int, deadline: float, max_ops: int, ops: list[str] | None,
+           starved: set[str]) -> int:
+    """Top-up rounds: the `budget` graphs are shared equally among the passes short of evidence
+    that this stage can present (`generators.random.reach.presentable_on`) and that fastpass can
+    act in (not `inert`: a copy claim on a pass whose code never retraces), each searched alone
+    in turn (graphs aimed at it, every pass under test still checked on them) until it has
+    evidence or its share is spent. Why per pass, in turn: one search over all the passes short
+    drew ~one graph each in a whole-registry run (60 graphs, 80 passes), too few for any of them.
+    Every other pass still gathers evidence from these graphs. Returns the graphs lowered."""
+    from generators.random.reach import presentable_on
+
+    target = check.target_for(stage).name
+
+    def can_act(qn: str) -> bool:
+        cls, lacking = classes[qn], reg.lacking(qn)
+        if qn in starved or lacking == [Feature.SKIP]:  # it runs on any graph / graphs without its ops
+            return True
+        if lacking == [Feature.COPY] and gp.never_retraces(cls):
+            return False
+        return presentable_on(cls.__name__, target, [gp.op_name(o) for o in lookup_ops(cls)])
+
+    turn = [qn for qn in sorted(active) if wanted(qn) and can_act(qn)]
+    if not turn:
+        return 0
+    share = max(2, budget // len(turn))
+    _log(f"gate: stage {stage}: top-up for {len(turn)} pass(es), up to {share} graph(s) each "
+         f"({budget} in all)")
+    done = 0
+    for qn in turn:
+        if done >= budget or time.monotonic() > deadline or _stopped():
+            break
+        if qn not in active or not reg.lacking(qn):
+            continue
+        aimed = _biased(classes, max_ops, ops, want)
+        done += reg.search(stage, active, lambda names, qn=qn: aimed([qn]), min(share, budget - done),
+                           f":top-up:{classes[qn].__name__}", deadline=deadline,
+                           until=lambda qn=qn: qn not in active or not reg.lacking(qn),
+                           copy_only=starved.__contains__)
+    return done
+
+
+def lookup_ops(cls: type) -> frozenset:
+    """The pass's targeted ops as a set (none for a rule family: it has no op list)."""
+    from fastpass.annotations import lookup
+
+    ops = lookup(cls).targeted_ops
+    if not ops or getattr(ops, "rule", None) is not None:
+        return frozenset()
+    return frozenset(ops)
 
 
 def merge_stage_results(classes: dict[str, type], results: list[StageResult]) -> dict[str, PassVerdict]:

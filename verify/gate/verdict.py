@@ -192,6 +192,7 @@ class PassVerdict:
     modes: dict = field(default_factory=dict)  # per feature: the search's own record (diverged, detail)
     seconds: float = 0.0
     unfinished: Unfinished | None = None  # set when its check did not finish (then `error`)
+    drawn: dict[str, int] = field(default_factory=dict)  # graphs of each DrawKind it was checked on (graphs.drawn_counts)
 
     @property
     def ok(self) -> bool:
@@ -286,7 +287,7 @@ class PassVerdict:
                 "copied_nodes": self.copied_nodes, "examples_with_evidence": self.examples_with_evidence,
                 "evidence": {f.value: e.to_json() for f, e in self.evidence.items()},
                 "waived": {f.value: why for f, why in self.waived.items()},
-                "modes": self.modes, "seconds": self.seconds,
+                "modes": self.modes, "seconds": self.seconds, "drawn": self.drawn,
                 "unfinished": self.unfinished.value if self.unfinished is not None else None}
 
     @classmethod
@@ -298,7 +299,7 @@ class PassVerdict:
                    examples=data["examples"],
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
-                   seconds=data["seconds"],
+                   seconds=data["seconds"], drawn=dict(data.get("drawn", {})),
                    unfinished=Unfinished(data["unfinished"]) if data.get("unfinished") else None)
 
 
@@ -333,6 +334,8 @@ def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:
         merged.seconds += v.seconds
         for feature, evidence in v.evidence.items():
             merged.evidence_for(feature).absorb(evidence)
+        for kind, n in v.drawn.items():
+            merged.drawn[kind] = merged.drawn.get(kind, 0) + n
         for key, path in v.reproducers.items():
             merged.reproducers[key if key not in merged.reproducers else f"{key}:{v.stage}"] = path
     return merged
