@@ -64,7 +64,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                    help="fastpass features of the fastpass lowering: 'all' (default) or a comma-separated subset")
     p.add_argument("--second-mode", type=Mode, choices=tuple(Mode), default=Mode.FASTPASS,
                    help="the lowering compared with stock: 'fastpass' (default), or 'stock' for a "
-                        "stock-vs-stock null run at the pinned seed ('fast' and 'full' are read as these)")
+                        "stock-vs-stock null run at the pinned seed")
     p.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of both compared lowerings")
     p.add_argument("--null-seed", type=int, default=1,
                    help="hash seed of the cross-seed null check (stock vs stock); -1 disables it")
@@ -160,7 +160,7 @@ def _options_from_journal(saved: dict, out: Path):
     from verify.runner import RunOptions
 
     return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS if k in saved}, "features": tuple(saved["features"]),
-                         "second_mode": Mode(saved["second_mode"])},  # a journal's "fast"/"full" too
+                         "second_mode": Mode(saved["second_mode"])},
                       out_dir=out)
 
 

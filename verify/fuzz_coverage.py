@@ -198,8 +198,7 @@ def read_coverage(folder: Path) -> tuple[list[dict], int]:
 
 
 def _fast_counts(row: dict) -> dict[str, dict[str, int]]:
-    # "fast": what files written before the one mode vocabulary call it
-    return row.get(Mode.FASTPASS, row.get("fast", {}))
+    return row.get(Mode.FASTPASS, {})
 
 
 def exercised_passes(row: dict, targeted: dict[str, frozenset[str]]) -> set[str]:

@@ -30,7 +30,7 @@ class CheckResult:
 
     @classmethod
     def from_json(cls, name: str, passed: bool, data: dict) -> "CheckResult":
-        """The inverse of to_json (`first_divergence` may be a bare label: older reports)."""
+        """The inverse of to_json."""
         return cls(name, passed, Divergence.from_json(data.get("first_divergence")), list(data.get("details", [])))
 
 

@@ -42,13 +42,10 @@ class Divergence:
                 "delegate": self.delegate, "details": list(self.details)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | str | None) -> "Divergence | None":
-        """The inverse of to_json (the step without its digest and timing, which JSON does not
-        keep); a bare label string, as reports before this type wrote, gives a label-only value."""
+    def from_json(cls, data: dict[str, Any] | None) -> "Divergence | None":
+        """The inverse of to_json (the step without its digest and timing, which JSON does not keep)."""
         if data is None:
             return None
-        if isinstance(data, str):
-            return cls(data)
         step = None
         if data.get("pass") is not None:
             step = PassStep(data.get("seq", -1), data["phase"], data["manager"], data["index"], data["pass"],

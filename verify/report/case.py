@@ -64,20 +64,11 @@ class CaseReport:
         checks = {name: CheckResult.from_json(name, passed, details.get(name, {}))
                   for name, passed in (data.get("checks") or {}).items()}
         return cls(model=data["model"], target=data["target"], verdict=Verdict(data["verdict"]),
-                   first_divergence=Divergence.from_json(data.get("first_divergence") or data.get("first_divergent_pass")),
+                   first_divergence=Divergence.from_json(data.get("first_divergence")),
                    checks=checks,
-                   error=data.get("error"), seconds=_seconds_from_json(data.get("seconds") or {}),
+                   error=data.get("error"), seconds=dict(data.get("seconds") or {}),
                    null_outcome=NullOutcome(data.get("null_outcome", NullOutcome.NOT_RUN.value)),
                    null_check=data.get("null_check"), factory=data.get("factory"),
                    fastpass_stats=data.get("fastpass_stats"), artifacts=data.get("artifacts"),
                    wall_seconds=data.get("wall_seconds", 0.0),
                    order_recheck=OrderRecheck.from_json(data.get("order_recheck")))
-
-
-# The timing keys of reports written before the one mode vocabulary, read as today's.
-_LEGACY_SECONDS_KEYS = {"full": "stock", "fast": "fastpass",
-                        "full_to_executorch": "stock_to_executorch", "fast_to_executorch": "fastpass_to_executorch"}
-
-
-def _seconds_from_json(seconds: dict[str, float]) -> dict[str, float]:
-    return {_LEGACY_SECONDS_KEYS.get(key, key): value for key, value in seconds.items()}
