@@ -427,6 +427,10 @@ def main(argv: list[str] | None = None) -> int:
 
     for command in (fuzz, peer, crosscheck):  # `fuzz`, `peer`, `crosscheck`
         command.add_parser(sub)
+    from verify.cluster import add_cluster_option, on_cluster
+
+    for name in ("run", "gate"):  # the campaign commands whose workers may run on a Ray cluster (issue 34)
+        add_cluster_option(sub.choices[name])
     from verify import verbosity
 
     verbosity.add_arguments(parser)
@@ -437,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     verbosity.configure(verbosity.level(args))
     try:
-        return args.handler(args)
+        with on_cluster(args):  # no --cluster (nor RAY_ADDRESS): this machine, as before
+            return args.handler(args)
     except UsageError as exc:
         prog = "verify" if args.command in ("run", "report") else f"verify {args.command}"
         print(f"{prog}: {exc}", file=sys.stderr)

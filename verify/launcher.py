@@ -23,6 +23,12 @@ Not RLIMIT_AS: torch maps far more address space than it touches (a CPU-only imp
 gigabytes), so an address-space limit breaks torch long before memory runs out; RSS is what
 the machine runs out of. A group over the limit is killed and `WorkerMemoryExceeded` names
 the limit (a worker once grew to 4.4 GB in 35 s with only the timeout as guard).
+
+Where a worker runs: here (the default), or on a cluster node when a backend is set
+(`using_backend`, e.g. verify.cluster's Ray backend) and the caller said which files the worker
+shares with the harness (`files=JobFiles(...)`). The node runs the same `Worker` through this
+very launcher (`run_here`), so every guarantee above holds there; a worker without `files`
+always runs here: nothing could bring its output back.
 """
 
 from __future__ import annotations
@@ -36,9 +42,10 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +61,7 @@ _PR_SET_PDEATHSIG = 1
 _lock = threading.RLock()  # re-entrant: the stop handler runs on the main thread, which may hold it
 _live: set[subprocess.Popen] = set()
 _stop_signal: int | None = None
+_backend: Backend | None = None  # None: every worker runs here
 
 
 class WorkerTimeout(Exception):
@@ -106,25 +114,91 @@ class RunStopped(Exception):
     """The run is being stopped (SIGINT/SIGTERM): no new worker starts, running ones are killed."""
 
 
+@dataclass(frozen=True)
+class Worker:
+    """One worker process to run, wherever it runs: `python -m module *args`, or (module None)
+    any command `args` under `python -m verify.launcher`. `env` is added to the environment of
+    the machine it runs on (the pinned PYTHONHASHSEED)."""
+
+    module: str | None
+    args: tuple[str, ...]
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class JobFiles:
+    """The files a worker shares with the harness, which is what lets it run on another machine.
+
+    `folder`: everything the worker writes that the harness reads (its log included) lies under
+    it; `inputs`: files or folders it reads, under `folder` or anywhere else (a user's model
+    file), sent along if they exist; `awaited`: inputs another worker writes (the run's saved
+    program): a worker elsewhere is sent only once they exist. Paths are spelled as the job
+    description spells them (relative ones against the harness's working folder)."""
+
+    folder: Path
+    inputs: tuple[Path, ...] = ()
+    awaited: tuple[Path, ...] = ()
+
+
+class Backend(Protocol):
+    """Runs a worker somewhere else; same return value and exceptions as `run_here`, and the
+    files under `files.folder` left as the worker left them, as if it had run here."""
+
+    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None) -> int: ...
+
+
+@contextlib.contextmanager
+def using_backend(backend: Backend) -> Iterator[None]:
+    """While inside: every worker launched with `files` runs on `backend`."""
+    global _backend
+    previous, _backend = _backend, backend
+    try:
+        yield
+    finally:
+        _backend = previous
+
+
 def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] | None = None,
            timeout: float | None, cancel: threading.Event | None = None,
-           memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None) -> int:
+           memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
+           files: JobFiles | None = None) -> int:
     """Run `python -m module *args` in its own process group, output to `log_path`; return its
     exit status (negative: killed by that signal). The module must call `die_with_parent` first.
     `timeout` None: no time limit; `memory_limit` None: no memory limit (bytes of the group's
     RSS). Raises WorkerTimeout, WorkerMemoryExceeded, WorkerCancelled (when `cancel` is set
-    while it runs) or RunStopped."""
-    return _run([sys.executable, "-m", module, *map(str, args)], log_path=log_path, env=env, timeout=timeout,
-                cancel=cancel, memory_limit=memory_limit, cwd=cwd)
+    while it runs) or RunStopped. With `files`, on the backend if one is set (`using_backend`)."""
+    return _dispatch(Worker(module, tuple(map(str, args)), log_path, dict(env or {}), timeout, memory_limit, cwd),
+                     files, cancel)
 
 
 def launch_command(command: list[str], *, log_path: Path, env: dict[str, str] | None = None,
                    timeout: float | None, cancel: threading.Event | None = None,
-                   memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None) -> int:
+                   memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
+                   files: JobFiles | None = None) -> int:
     """Run any `command` as a worker (same guarantees and exceptions as `launch`): under
     `python -m verify.launcher`, which dies with us and takes the command's group with it."""
-    return _run([sys.executable, "-m", __name__, *map(str, command)], log_path=log_path, env=env,
-                timeout=timeout, cancel=cancel, memory_limit=memory_limit, cwd=cwd)
+    return _dispatch(Worker(None, tuple(map(str, command)), log_path, dict(env or {}), timeout, memory_limit, cwd),
+                     files, cancel)
+
+
+def _dispatch(worker: Worker, files: JobFiles | None, cancel: threading.Event | None) -> int:
+    backend = _backend
+    if files is None or backend is None:
+        return run_here(worker, cancel)
+    if _stop_signal is not None:
+        raise RunStopped(f"stopped by {signal.Signals(_stop_signal).name}")
+    return backend.run(worker, files, cancel)
+
+
+def run_here(worker: Worker, cancel: threading.Event | None = None) -> int:
+    """Run `worker` on this machine (see `launch`): what a backend's node calls too."""
+    argv = [sys.executable, "-m", worker.module or __name__, *worker.args]
+    return _run(argv, log_path=worker.log_path, env=worker.env, timeout=worker.timeout, cancel=cancel,
+                memory_limit=worker.memory_limit, cwd=worker.cwd)
 
 
 def _run(argv: list[str], *, log_path: Path, env: dict[str, str] | None, timeout: float | None,

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Callable
 
 from verify.cases import Case
+from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.launcher import (
-    DEFAULT_MEMORY_LIMIT, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal,
+    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch,
+    stop_signal,
 )
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
@@ -83,7 +85,10 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
     try:
         returncode = launch("verify.worker", [str(job_path)], log_path=log_path,
                             env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel,
-                            memory_limit=options.memory_limit)
+                            memory_limit=options.memory_limit,
+                            # what the worker reads and writes, should it run on a cluster (verify.cluster)
+                            files=JobFiles(case_dir, (job_path, *referenced_files(case.model)),
+                                           () if save_program else (case_dir / PROGRAM_NAME,)))
     except WorkerTimeout:
         raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
     except WorkerMemoryExceeded as exc:

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
 from verify.gate.verdict import PassVerdict, Unfinished
-from verify.launcher import RunStopped, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal
+from verify.cluster import referenced_files
+from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal
 from verify.report.atomic import write_text
 from verify.report.verdict import GateVerdict
 
@@ -242,7 +243,8 @@ def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: in
     try:
         with relayed(paths["events.jsonl"]):
             status = launch("verify.gate.worker", [str(paths["job.json"])], log_path=paths["log"],
-                            env={"PYTHONHASHSEED": str(HASH_SEED)}, timeout=timeout)
+                            env={"PYTHONHASHSEED": str(HASH_SEED)}, timeout=timeout,
+                            files=_job_files(job_document, paths["job.json"]))
     except WorkerTimeout:
         return _Launched(None, f"<worker-timeout>: no verdict within {timeout:.0f} s (--pass-timeout); "
                                f"worker killed; log {paths['log']}", time.perf_counter() - start, timed_out=True)
@@ -259,6 +261,15 @@ def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: in
     except ValueError as exc:
         return _Launched(None, f"<worker-crash: exit 0>: unreadable result {paths['result.json']}: "
                                f"{type(exc).__name__}: {exc}", seconds)
+
+
+def _job_files(job_document: dict, job_path: Path) -> JobFiles:
+    """What a gate worker reads and writes, should it run on a cluster (verify.cluster): the
+    job's `out` folder (its results, reproducers, the Hypothesis database), the job, the files
+    its pass references name."""
+    out = Path(job_document["out"])
+    refs = [job_document.get("ref") or "", *(job_document.get("passes") or {}).values()]
+    return JobFiles(out, (job_path, out / "hypothesis-db", *(f for ref in refs for f in referenced_files(ref))))
 
 
 def _search_document(settings: SearchSettings) -> dict:

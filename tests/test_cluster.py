@@ -1,0 +1,192 @@
+"""Campaigns on a Ray cluster (issue 34): a real two-node cluster on loopback, one CPU per node,
+started and stopped by these tests (verify.cluster.loopback), against the local pool.
+
+What must hold, each asserted by a test that fails without it:
+- `verify run` and `verify gate` on the cluster give the local pool's verdicts, with the same
+  files in the run folder (the nodes share this machine's file system, but nothing relies on it:
+  every job runs in a node folder of its own and its files travel, verify.cluster.shipping);
+- a node killed while it runs a job: the job runs again on the other node, every case is
+  journaled once, the verdicts stand;
+- an address nothing answers at: exit 2, one line, before any work (no run folder);
+- a job past its timeout on a node: an error verdict, and its processes (a child the model
+  started included) gone.
+The runs are the cheapest there are (the tiny model, gate graphs of one or two ops); the local
+and the cluster run of a comparison go side by side."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from verify.cluster.loopback import LoopbackCluster
+from verify.cluster.node import TEMPORARY_PREFIX
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = "tests/models/tiny.py"
+GATE_PASSES = "tests/passes/gate_passes.py"
+TIMEOUT = 30  # s: a worker imports torch and executorch (~10-20 s on 2 busy cores) before the model hangs
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LoopbackCluster(2) as started:
+        yield started
+
+
+def verify(*args: str, **env: str) -> subprocess.Popen:
+    environment = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return subprocess.Popen([sys.executable, "-m", "verify", *args], cwd=ROOT, env={**environment, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 400) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def journal_cases(run_dir: Path) -> list[dict]:
+    records = [json.loads(line) for line in (run_dir / "journal.jsonl").read_text().splitlines() if line.strip()]
+    return [r for r in records if r["record"] == "case"]
+
+
+def verdicts(run_dir: Path) -> dict[str, tuple]:
+    return {c["model"]: (c["verdict"], c["null_outcome"], tuple(sorted(c["checks"].items())))
+            for c in json.loads((run_dir / "report.json").read_text())["cases"]}
+
+
+def case_files(run_dir: Path) -> set[str]:
+    return {str(p.relative_to(run_dir)) for p in run_dir.rglob("*") if p.is_file() and p.parent != run_dir}
+
+
+def node_folders(node: str) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}{node[:12]}-*"))
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("State:"))
+        except (OSError, StopIteration):
+            continue
+        if text in cmdline and "zombie" not in state:
+            found.append(int(entry.name))
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("command", ["run", "gate"])
+@pytest.mark.parametrize("how", ["option", "RAY_ADDRESS"])
+def test_an_unreachable_cluster_is_exit_2_before_any_work(tmp_path, command, how):
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
+    out = tmp_path / "out"
+    args = ["--models", "none", "--model", f"{TINY}:make"] if command == "run" else ["--pass", f"{GATE_PASSES}:NoRetracePass"]
+    started = time.monotonic()
+    if how == "option":
+        proc = verify(command, *args, "--out", str(out), "--cluster", address)
+    else:
+        proc = verify(command, *args, "--out", str(out), RAY_ADDRESS=address)
+    code, stdout, err = finish(proc, timeout=120)
+    source = "--cluster" if how == "option" else "RAY_ADDRESS"
+    assert code == 2, err
+    assert err.splitlines() == [f"verify{'' if command == 'run' else ' gate'}: {source} {address}: cannot reach a "
+                                f"Ray cluster there (Connection refused); nothing was run"], err
+    assert not out.exists() and stdout == ""
+    assert time.monotonic() - started < 60
+
+
+def test_run_on_the_cluster_gives_the_local_verdicts_even_when_a_node_dies_mid_run(cluster, tmp_path):
+    """Two cases (the tiny model, identical with its null check; a broken factory, an error whose
+    null worker waits for a program that never comes and is cancelled), locally and on the
+    cluster side by side. The second node is killed as soon as it runs a job: that job runs
+    again on the head; every case is journaled once; verdicts and case files are the local ones."""
+    args = ["run", "--models", "none", "--model", f"{TINY}:make", "--model", f"{TINY}:broken", "--targets", "tosa-int",
+            "--reference-sets", "0"]
+    local = verify(*args, "--out", str(tmp_path / "local"))
+    remote = verify(*args, "--out", str(tmp_path / "cluster"), "--cluster", cluster.address, "-v")
+    second = cluster.nodes[1]
+    deadline = time.monotonic() + 240
+    while not node_folders(second) and remote.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert node_folders(second), "no job ever ran on the second node"
+    cluster.remove(1)
+    try:
+        code, _, err = finish(remote)
+        local_code, _, local_err = finish(local)
+    finally:
+        cluster.add()  # two nodes again for the next test
+    assert code == local_code == 1, err[-3000:] + local_err[-3000:]  # the broken factory is an error case
+    assert verdicts(tmp_path / "cluster") == verdicts(tmp_path / "local")
+    assert [v[0] for v in verdicts(tmp_path / "local").values()] == ["identical", "error"]
+    assert sorted(c["model"] for c in journal_cases(tmp_path / "cluster")) == [f"{TINY}:broken", f"{TINY}:make"]
+    assert case_files(tmp_path / "cluster") == case_files(tmp_path / "local")
+    ran = [line for line in err.splitlines() if line.startswith("cluster: ") and " ran on node " in line]
+    assert ran and not any(f"ran on node {second[:12]}" in line for line in ran), ran  # its job came back from the head
+    assert not processes_mentioning(f"{TEMPORARY_PREFIX}{second[:12]}")
+
+
+def test_gate_on_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
+    args = ["gate", "--examples", "1", "--ops", "abs,neg", "--max-ops", "2", "--min-evidence", "1", "--seed", "0",
+            "--shrink-seconds", "5", "-j", "2",
+            "--pass", f"{GATE_PASSES}:UndeclaredRewritePass", "--pass", f"{GATE_PASSES}:ChangeDtypePass"]
+    local = verify(*args, "--out", str(tmp_path / "local"))
+    remote = verify(*args, "--out", str(tmp_path / "cluster"), "--cluster", cluster.address, "-v")
+    code, _, err = finish(remote)
+    local_code, _, local_err = finish(local)
+    assert code == local_code == 1, err[-3000:] + local_err[-3000:]
+
+    def summary(out: Path) -> list[tuple]:
+        passes = json.loads((out / "gate.json").read_text())["passes"]
+        return [(p["name"], p["verdict"], p["examples"], sorted(Path(r).relative_to(out).as_posix()
+                                                                for r in p["reproducers"].values()))
+                for p in passes]
+
+    assert summary(tmp_path / "cluster") == summary(tmp_path / "local")
+    assert [s[1] for s in summary(tmp_path / "local")] == ["unsound-copy", "sound"]
+    reproducer = tmp_path / "cluster" / "reproducers" / "UndeclaredRewritePass-unsound-copy.py"
+    assert reproducer.is_file() and TEMPORARY_PREFIX not in reproducer.read_text()
+    ran = {line.split(" ran on node ")[1][:12] for line in err.splitlines() if " ran on node " in line}
+    assert ran == {node[:12] for node in cluster.nodes}, ran  # one job on each node
+    # the worker's records were relayed to the gate's terminal, as from a local worker
+    assert "UndeclaredRewritePass [copy] example 1/1" in err
+
+
+def test_a_job_past_its_timeout_on_a_node_is_an_error_and_its_processes_are_gone(cluster, tmp_path):
+    marker = f"verify-cluster-test-{os.getpid()}-{time.time_ns()}"
+    model = tmp_path / "hangs.py"  # outside the run folder: it travels with the job
+    started = tmp_path / "child-started"  # the test's own look at the node: the harness relies on no shared folder
+    model.write_text(textwrap.dedent(f"""
+        import subprocess, sys, time
+        from pathlib import Path
+
+        def make():
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", {marker!r}])
+            Path({str(started)!r}).touch()
+            time.sleep(600)
+        """))
+    code, _, err = finish(verify("run", "--models", "none", "--model", f"{model}:make", "--targets", "tosa-int",
+                                 "--null-seed", "-1", "--reference-sets", "0", "--timeout", str(TIMEOUT),
+                                 "--out", str(tmp_path / "run"), "--cluster", cluster.address))
+    assert code == 1, err[-3000:]
+    (case,) = journal_cases(tmp_path / "run")
+    assert case["verdict"] == "error" and case["error"].startswith(f"timed out after {TIMEOUT} s (worker pinned"), case
+    assert started.exists(), "the model never ran: the timeout is too short for this machine"
+    assert TEMPORARY_PREFIX not in case["error"]  # the log it names is the one here
+    assert not processes_mentioning(marker), "the model's child outlived the job"

@@ -1,0 +1,123 @@
+"""The launcher's backend for a Ray cluster: each worker becomes one Ray task of one CPU.
+
+The harness (the driver) keeps every decision it makes locally — which jobs, in which order, how
+many at a time, what a result means — and only the running of a worker moves: the task runs the
+same `Worker` through the launcher on its node (verify.cluster.node), and `run` returns or raises
+exactly what `verify.launcher.run_here` would, with the worker's files written here as a local
+worker would have left them (verify.cluster.shipping). So verdicts, journals, reports and
+`--resume` cannot tell where a job ran.
+
+Faults:
+- a node lost mid-job: Ray runs the task again on another node (`MAX_RETRIES` times); only one
+  attempt's result ever reaches the driver, so a job is counted once;
+- a job lost for good (retries spent, the cluster gone): the worker is reported as killed
+  (`LOST_RETURNCODE`, SIGKILL) with the reason appended to its log, which the callers already
+  turn into an error verdict naming the log;
+- the caller's `cancel`, or a stop of the run (SIGINT/SIGTERM): the task is cancelled, which
+  interrupts the node's launcher (it kills the worker's group) and the launcher's own exception
+  is raised here;
+- a timeout or the memory limit: enforced on the node by the launcher; raised here as
+  WorkerTimeout / WorkerMemoryExceeded.
+
+A job's `awaited` inputs (another job's output, e.g. the run's saved program) are waited for
+here, before the task is sent: the node has no shared folder to wait on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from verify.cluster.node import Ending, NodeResult, run_job
+from verify.cluster.shipping import deliver, pack
+from verify.launcher import (
+    PARENT_PID_VARIABLE, JobFiles, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 3  # a job whose node is lost runs again elsewhere, up to this many times
+LOST_RETURNCODE = -signal.SIGKILL
+POLL_SECONDS = 0.1
+# The harness's own settings that reach a local worker through the environment; the node's
+# environment is the node's own, so these travel with the job (the launcher's parent pid does not).
+SHIPPED_VARIABLE_PREFIXES = ("FASTPASS_", "VERIFY_")
+
+
+def shipped_environment(environ: dict[str, str] | os._Environ = os.environ) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k.startswith(SHIPPED_VARIABLE_PREFIXES) and k != PARENT_PID_VARIABLE}
+
+
+class RayBackend:
+    """verify.launcher.Backend on the Ray cluster this process is connected to (ray.init done)."""
+
+    def __init__(self) -> None:
+        import ray
+
+        self._ray = ray
+        # SPREAD: a job is a whole process of one CPU; spread over the nodes, jobs started one
+        # after another do not queue on the driver's node while others idle.
+        self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(run_job)
+
+    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None) -> int:
+        folder = Path(os.path.abspath(files.folder))
+        if not Path(os.path.abspath(worker.log_path)).is_relative_to(folder):
+            raise ValueError(f"a cluster job's log must be in its folder {files.folder}, not {worker.log_path}")
+        try:
+            self._wait_for(files.awaited, cancel)
+        except (WorkerCancelled, RunStopped) as exc:  # the log a local worker would have left, saying why
+            with open(worker.log_path, "a") as log_file:
+                print(f"verify.cluster: not sent to the cluster: {exc or 'cancelled'} while waiting for "
+                      f"{', '.join(map(str, files.awaited))}", file=log_file)
+            raise
+        worker = Worker(worker.module, worker.args, worker.log_path, {**shipped_environment(), **worker.env},
+                        worker.timeout, worker.memory_limit, worker.cwd)
+        parcel = pack(files)
+        sent = time.perf_counter()
+        ref = self._task.remote(worker, parcel)
+        try:
+            result: NodeResult = self._result(ref, cancel)
+        except self._ray.exceptions.RayError as exc:  # retries spent, the cluster gone, our bug on the node
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            with open(worker.log_path, "a") as log_file:
+                print(f"verify.cluster: the job was lost on the cluster: {type(exc).__name__}: {reason}", file=log_file)
+            return LOST_RETURNCODE
+        deliver(result.files, files.folder)
+        log.info("cluster: %s ran on node %s (%s): worker %.1f s, task %.1f s, round trip %.1f s, %d bytes sent, %d back",
+                 worker.log_path.name, result.node[:12], result.host, result.worker_seconds, result.task_seconds,
+                 time.perf_counter() - sent, parcel.size, sum(map(len, result.files.values())))
+        if result.ending is Ending.TIMED_OUT:
+            raise WorkerTimeout(worker.timeout)
+        if result.ending is Ending.MEMORY_EXCEEDED:
+            raise WorkerMemoryExceeded(worker.memory_limit, result.resident)
+        return result.returncode
+
+    def _interrupted(self, cancel: threading.Event | None) -> Exception | None:
+        stopped = stop_signal()
+        if stopped is not None:
+            return RunStopped(f"stopped by {signal.Signals(stopped).name}")
+        if cancel is not None and cancel.is_set():
+            return WorkerCancelled()
+        return None
+
+    def _wait_for(self, awaited: tuple[Path, ...], cancel: threading.Event | None) -> None:
+        while not all(Path(p).exists() for p in awaited):
+            interrupted = self._interrupted(cancel)
+            if interrupted is not None:
+                raise interrupted
+            time.sleep(POLL_SECONDS)
+
+    def _result(self, ref, cancel: threading.Event | None) -> NodeResult:
+        while True:
+            ready, _ = self._ray.wait([ref], timeout=POLL_SECONDS)
+            if ready:
+                return self._ray.get(ref)
+            interrupted = self._interrupted(cancel)
+            if interrupted is not None:
+                # Interrupts the task: the node's launcher kills the worker's group on its way out.
+                self._ray.cancel(ref, recursive=False)
+                raise interrupted

@@ -1,0 +1,124 @@
+"""Which cluster a command runs on, and connecting to it — never starting one.
+
+`--cluster ADDRESS`, `--cluster auto` (the cluster Ray finds on this machine) or, without the
+option, the `RAY_ADDRESS` environment variable; none of them: the local pool, exactly as before.
+The harness only ever submits to an address it was given: `ray.init` without an address starts a
+private cluster, which a typo must never do, so every path here passes an address.
+
+An address that does not answer is bad usage (verify.usage.UsageError: one line, exit 2) found
+before any work. It is checked with a plain TCP connection first, because `ray.init` on a dead
+address retries for minutes (measured here: > 2 min, still retrying).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+import socket
+from dataclasses import dataclass
+from typing import Iterator
+
+from verify.usage import UsageError
+
+log = logging.getLogger(__name__)
+
+ADDRESS_VARIABLE = "RAY_ADDRESS"
+LOOPBACK_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+CONNECT_TIMEOUT = 5.0  # s: a reachable head answers a TCP connection at once
+
+
+@dataclass(frozen=True)
+class ClusterAddress:
+    """Where to submit: `address` as given to ray.init (host:port, or ray://host:port for Ray
+    Client), `host` and `port` to check first; `source` says where it came from, for messages."""
+
+    address: str
+    host: str
+    port: int
+    source: str
+
+
+def resolve(option: str | None, environ: dict[str, str] | os._Environ = os.environ) -> ClusterAddress | None:
+    """The cluster asked for, or None for the local pool. UsageError for an address that cannot
+    be one, or `auto` with no cluster on this machine."""
+    if option is None:
+        value, source = environ.get(ADDRESS_VARIABLE) or None, ADDRESS_VARIABLE
+        if value is None:
+            return None
+    else:
+        value, source = option, "--cluster"
+    if value == "auto":
+        value = _find_local_cluster(source)
+    host, _, port = value.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"{source} {value!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    return ClusterAddress(value, host, int(port), source)
+
+
+def _find_local_cluster(source: str) -> str:
+    from ray._private.services import get_ray_address_from_environment  # Ray's own `auto` lookup
+
+    try:
+        return get_ray_address_from_environment("auto", None)
+    except ConnectionError:
+        raise UsageError(f"{source} auto: no Ray cluster runs on this machine (the harness never starts one; "
+                         "start it with `ray start --head`, or give its address)") from None
+
+
+def check_reachable(cluster: ClusterAddress) -> None:
+    try:
+        with socket.create_connection((cluster.host, cluster.port), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{cluster.source} {cluster.address}: cannot reach a Ray cluster there "
+                         f"({exc.strerror or type(exc).__name__}); nothing was run") from None
+
+
+@contextlib.contextmanager
+def connected(cluster: ClusterAddress) -> Iterator[None]:
+    """While inside: this process is a driver of `cluster` and every launcher job with files
+    runs there (verify.cluster.backend). The connection is closed on the way out."""
+    check_reachable(cluster)
+    if _is_loopback(cluster.host):
+        # Ray turns a loopback address into the machine's interface address (where a loopback
+        # cluster, e.g. ray.cluster_utils.Cluster, does not listen: ray.init then retries for
+        # minutes) unless told the cluster is a single-machine one; read when ray is imported.
+        os.environ.setdefault(LOOPBACK_VARIABLE, "0")
+    import ray
+
+    from verify.cluster.backend import RayBackend
+    from verify.launcher import using_backend
+
+    previous = os.environ.get(ADDRESS_VARIABLE)
+    os.environ[ADDRESS_VARIABLE] = cluster.address  # ray.init prefers the variable to its argument
+    try:
+        ray.init(address=cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise UsageError(f"{cluster.source} {cluster.address}: cannot connect to a Ray cluster there "
+                         f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__})") from None
+    finally:
+        _restore(previous)
+    try:
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        log.info("cluster: connected to %s: %d node(s), %d CPU(s)", cluster.address,
+                 sum(1 for n in ray.nodes() if n.get("Alive")), cpus)
+        with using_backend(RayBackend()):
+            yield
+    finally:
+        ray.shutdown()
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def _restore(previous: str | None) -> None:
+    if previous is None:
+        os.environ.pop(ADDRESS_VARIABLE, None)
+    else:
+        os.environ[ADDRESS_VARIABLE] = previous
