@@ -8,7 +8,6 @@ campaign with the `fuzz` profile over all cores.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import Phase, settings

@@ -25,7 +25,6 @@ import functools
 import inspect
 import itertools
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from fastpass.patching import PatchPoint, Patches
