@@ -1,7 +1,8 @@
 """The differential harness: lower a model stock and with fastpass, prove the results identical.
 
-Flow (one folder or module each): cases (model + target) → lowering (quantize once, lower
-in a mode, observe every pass) → compare (one check each) → report (table, JSON, JUnit).
+Flow (one folder or module each): commands (the command line) → cases (model + target) →
+lowering (quantize once, lower in a mode, observe every pass) → compare (one check each, and the
+one comparison: checks, node-order recheck, typed verdict) → report (table, JSON, JUnit).
 
 The public names below are imported on first use (PEP 562), not with the package: the pytest
 plugin (`verify.pytest_plugin`, loaded by every pytest run in an environment that has fastpass)
