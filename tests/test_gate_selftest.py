@@ -111,3 +111,34 @@ def test_ci_gate_stops_at_the_first_failing_stage_and_gates_an_uninvoked_pass_di
     Q = type("Q", (), {})
     st.ci_gate(args)({"m.Q": Q}, tmp_path, 0)
     assert calls == [list(args.default_stages)]
+
+
+def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomplete(tmp_path, monkeypatch):
+    """-j K: K self-test processes (started by the launcher) each gate every K-th mutant and write
+    their results as they go; the parent reports each as it arrives and merges them in sample
+    order. A shard that dies keeps what it wrote, and its missing mutants leave the run short."""
+    from verify import launcher
+
+    started = []
+
+    def fake_launch(command, *, log_path, timeout, memory_limit, **_):
+        shard = command[command.index("--shard") + 1]
+        part = Path(command[command.index("--json") + 1])
+        started.append((shard, "--unaimed" in command, command[command.index("--examples") + 1]))
+        first, step = (int(x) for x in shard.split("/"))
+        indices = range(first + 1, 6, step) if first == 0 else range(first + 1, 4, step)  # shard 1 dies early
+        mutants = [st.MutantResult(i, f"m.P{i}", st.Fault.DROP_TARGETED_OP, "op", st.MutantVerdict.KILLED,
+                                   "unsound-skip", f"r{i}.py").to_dict() for i in indices]
+        part.write_text(json.dumps({"mutants": mutants}))
+        return 0 if first == 0 else -9
+
+    monkeypatch.setattr(launcher, "launch_command", fake_launch)
+    args = SimpleNamespace(jobs=2, mutants=5, unaimed=True, out=tmp_path, stage=None, examples=60, min_evidence=5,
+                           top_up=None, direct_examples=8, max_seconds=None, top_up_seconds=180.0, max_ops=4,
+                           shrink_seconds=60.0, pass_timeout=1800.0)
+    seen = []
+    report = st.in_shards(args, 0, tmp_path / "self-test", seen.append)
+    assert sorted(started) == [("0/2", True, "60"), ("1/2", True, "60")]
+    assert [r.index for r in report.results] == [1, 2, 3, 5]  # shard 1 wrote mutant 2, died before 4
+    assert sorted(r.index for r in seen) == [1, 2, 3, 5] and len(seen) == 4  # each reported once
+    assert report.count(st.MutantVerdict.KILLED) == 4
