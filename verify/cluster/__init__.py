@@ -27,7 +27,7 @@ def add_cluster_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", default=None, metavar="ADDRESS",
                         help="run the workers as tasks on this Ray cluster (HOST:PORT, ray://HOST:PORT, or auto: "
                              "the one on this machine); default: $RAY_ADDRESS if set, else this machine's "
-                             "process pool. The harness never starts a cluster")
+                             "process pool (gate: -j defaults to the cluster's CPUs). The harness never starts a cluster")
 
 
 @contextlib.contextmanager
@@ -40,7 +40,9 @@ def on_cluster(args: argparse.Namespace) -> Iterator[None]:
     if cluster is None:
         yield
         return
-    with connected(cluster):
+    with connected(cluster) as cpus:
+        if getattr(args, "jobs", 0) is None:  # `gate -j` not given: as many workers as the cluster has CPUs
+            args.jobs = max(1, cpus)
         yield
 
 

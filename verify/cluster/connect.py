@@ -77,9 +77,10 @@ def check_reachable(cluster: ClusterAddress) -> None:
 
 
 @contextlib.contextmanager
-def connected(cluster: ClusterAddress) -> Iterator[None]:
+def connected(cluster: ClusterAddress) -> Iterator[int]:
     """While inside: this process is a driver of `cluster` and every launcher job with files
-    runs there (verify.cluster.backend). The connection is closed on the way out."""
+    runs there (verify.cluster.backend); yields the cluster's CPUs. The connection is closed on
+    the way out."""
     check_reachable(cluster)
     if _is_loopback(cluster.host):
         # Ray turns a loopback address into the machine's interface address (where a loopback
@@ -105,7 +106,7 @@ def connected(cluster: ClusterAddress) -> Iterator[None]:
         log.info("cluster: connected to %s: %d node(s), %d CPU(s)", cluster.address,
                  sum(1 for n in ray.nodes() if n.get("Alive")), cpus)
         with using_backend(RayBackend()):
-            yield
+            yield cpus
     finally:
         ray.shutdown()
 

@@ -35,7 +35,7 @@ TEXT_SUFFIXES = (".json", ".jsonl", ".log", ".txt", ".py", ".xml")
 class Place:
     """One shipped place: the job's folder (`folder` True: `files` by path relative to it) or an
     input outside it (a file: `files` = {"": bytes}; a folder: by relative path). `spellings`:
-    how the job names it (as given, and absolute)."""
+    how the job may name it: absolute, then as given (the last one is how the harness spells it)."""
 
     spellings: tuple[str, ...]
     folder: bool
@@ -85,11 +85,13 @@ def pack(files: JobFiles) -> Parcel:
 @dataclass(frozen=True)
 class Layout:
     """A parcel unpacked on the node: `folder` stands for the job's folder, `mapping` takes each
-    spelling of a shipped place to its node path (longest first), `before` is what the folder
-    held when the worker started (path -> size, mtime)."""
+    spelling of a shipped place to its node path (longest first), `back` each node path to the
+    spelling the harness gave, `before` is what the folder held when the worker started
+    (path -> size, mtime)."""
 
     folder: Path
     mapping: tuple[tuple[str, str], ...]
+    back: tuple[tuple[str, str], ...]
     before: dict[str, tuple[int, int]]
 
     def relocate(self, value: str) -> str:
@@ -102,8 +104,6 @@ class Layout:
     def changed(self) -> dict[str, bytes]:
         """Every file the worker created or changed in the folder, by relative path, its text
         re-spelled for the harness's machine."""
-        back = sorted({node_path: spelling for spelling, node_path in reversed(self.mapping)}.items(),
-                      key=lambda item: -len(item[0]))
         changed = {}
         for path in sorted(self.folder.rglob("*")):
             if not path.is_file():
@@ -114,7 +114,7 @@ class Layout:
                 continue
             data = path.read_bytes()
             if path.suffix in TEXT_SUFFIXES:
-                for node_path, spelling in back:
+                for node_path, spelling in self.back:
                     data = data.replace(node_path.encode(), spelling.encode())
             changed[relative] = data
         return changed
@@ -142,13 +142,13 @@ def unpack(parcel: Parcel, root: Path) -> Layout:
     root/folder, outside input i at root/inputs/i/<its name>; `.json` files relocated."""
     folder = root / "folder"
     folder.mkdir(parents=True)
-    mapping: list[tuple[str, str]] = [(s, str(folder)) for s in parcel.places[0].spellings]
     targets: list[tuple[Path, dict[str, bytes]]] = [(folder, parcel.places[0].files)]
     for index, place in enumerate(parcel.places[1:]):
-        target = root / "inputs" / str(index) / Path(place.spellings[0]).name
-        mapping += [(s, str(target)) for s in place.spellings]
-        targets.append((target, place.files))
-    layout = Layout(folder, tuple(sorted(mapping, key=lambda m: -len(m[0]))), {})
+        targets.append((root / "inputs" / str(index) / Path(place.spellings[-1]).name, place.files))
+    mapping = [(s, str(target)) for place, (target, _) in zip(parcel.places, targets) for s in place.spellings]
+    back = [(str(target), place.spellings[-1]) for place, (target, _) in zip(parcel.places, targets)]
+    layout = Layout(folder, tuple(sorted(mapping, key=lambda m: -len(m[0]))),
+                    tuple(sorted(back, key=lambda b: -len(b[0]))), {})
     for target, files in targets:
         for name, data in files.items():
             path = target / name if name else target
@@ -156,7 +156,7 @@ def unpack(parcel: Parcel, root: Path) -> Layout:
             path.write_bytes(_relocated_json(data, layout) if path.suffix == ".json" else data)
     before = {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
               for p in folder.rglob("*") if p.is_file()}
-    return Layout(folder, layout.mapping, before)
+    return Layout(folder, layout.mapping, layout.back, before)
 
 
 def deliver(changed: dict[str, bytes], folder: Path) -> None:

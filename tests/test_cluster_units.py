@@ -1,0 +1,97 @@
+"""The parts of verify.cluster that need no cluster: a job's files there and back
+(verify.cluster.shipping), which cluster a command asks for (verify.cluster.connect), and the
+projection's arithmetic (verify.cluster.plan). Each runs in well under a second."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from verify.cluster import referenced_files
+from verify.cluster.connect import resolve
+from verify.cluster.plan import Campaign, Stragglers, project, simulate_once
+from verify.cluster.shipping import deliver, pack, unpack
+from verify.launcher import JobFiles
+from verify.usage import UsageError
+
+
+def test_a_job_travels_to_a_node_folder_and_its_output_comes_back_where_a_local_worker_writes_it(tmp_path, monkeypatch):
+    """The job names its folder relatively (as `--out verify-out/x` does) and a model file
+    outside it; on the node both are re-spelled in the job description, and what the worker
+    writes comes back under the folder here with the node's paths spelled as here."""
+    monkeypatch.chdir(tmp_path)
+    folder, model = Path("out/case"), tmp_path / "models" / "m.py"
+    folder.mkdir(parents=True)
+    model.parent.mkdir()
+    model.write_text("def make(): ...\n")
+    (folder / "old.log").write_text("an earlier run's: not sent\n")
+    job = {"out_dir": str(folder), "program": str(folder / "program.pt2"), "model": f"{model}:make",
+           "note": f"x {folder}", "name": "pinned", "lowerings": [["stock", "stock", []]]}
+    (folder / "pinned.job.json").write_text(json.dumps(job))
+    files = JobFiles(folder, (folder / "pinned.job.json", *referenced_files(job["model"]), Path("out/absent")))
+
+    node = tmp_path / "node"
+    layout = unpack(pack(files), node)
+    shipped = json.loads((layout.folder / "pinned.job.json").read_text())
+    assert shipped["out_dir"] == str(layout.folder) and shipped["program"] == str(layout.folder / "program.pt2")
+    node_model = Path(shipped["model"].rpartition(":")[0])
+    assert shipped["model"].endswith(":make") and node_model.name == "m.py" and node_model.read_text() == model.read_text()
+    assert node_model.is_relative_to(node) and shipped["note"] == job["note"]  # only a path at a string's start
+    assert not (layout.folder / "old.log").exists()
+    assert layout.relocate(str(folder / "pinned.log")) == str(layout.folder / "pinned.log")
+
+    (layout.folder / "pinned.log").write_text(f"lowering {node_model}, writing {layout.folder}/program.pt2\n")
+    (layout.folder / "program.pt2").write_bytes(str(layout.folder).encode() + b"\x00\xff")
+    (layout.folder / "sub").mkdir()
+    (layout.folder / "sub" / "result.json").write_text(json.dumps({"reproducer": str(layout.folder / "r.py")}))
+    changed = layout.changed()
+    assert set(changed) == {"pinned.log", "program.pt2", "sub/result.json"}  # not the job it was sent
+    deliver(changed, folder)
+    assert (folder / "pinned.log").read_text() == f"lowering {model}, writing {folder}/program.pt2\n"
+    assert json.loads((folder / "sub" / "result.json").read_text()) == {"reproducer": str(folder / "r.py")}
+    assert (folder / "program.pt2").read_bytes() == str(layout.folder).encode() + b"\x00\xff"  # binary: as is
+
+
+def test_references_name_their_files_and_modules_none(tmp_path):
+    script = tmp_path / "p.py"
+    script.write_text("")
+    assert referenced_files(f"{script}:Pass") == (script,)
+    assert referenced_files(f"graphspec:{script}") == (script,)
+    assert referenced_files("executorch.backends.arm._passes:SomePass") == ()
+    assert referenced_files("resnet8") == ()
+
+
+def test_the_cluster_asked_for():
+    assert resolve(None, {}) is None  # the local pool
+    assert resolve(None, {"RAY_ADDRESS": ""}) is None
+    env = resolve(None, {"RAY_ADDRESS": "10.0.0.5:6379"})
+    assert (env.host, env.port, env.source) == ("10.0.0.5", 6379, "RAY_ADDRESS")
+    option = resolve("ray://head:10001", {"RAY_ADDRESS": "10.0.0.5:6379"})  # the option wins
+    assert (option.address, option.host, option.port, option.source) == ("ray://head:10001", "head", 10001, "--cluster")
+    with pytest.raises(UsageError, match=r"^--cluster 'head': expected HOST:PORT"):
+        resolve("head", {})
+
+
+def test_the_projection_is_exact_where_it_can_be_checked_by_hand():
+    none = Stragglers(rate=0.0, node_spread=0.0)
+    rng = random.Random(0)
+    # 8 jobs of 10 s on 4 nodes, 1 s per job besides: two rounds of 11 s
+    assert simulate_once((10.0,) * 8, 4, overhead=0.5, startup=0.5, stragglers=none, rng=rng) == pytest.approx(22.0)
+    # one long job bounds the wall time however many nodes there are
+    assert simulate_once((100.0, 1.0, 1.0), 128, 0.0, 0.0, none, rng) == pytest.approx(100.0)
+    # on one node: the sum
+    assert simulate_once((3.0, 4.0), 1, 0.0, 0.0, none, rng) == pytest.approx(7.0)
+    campaign = Campaign("c", tuple(float(s) for s in range(1, 101)))
+    few, many = (project(campaign, n, overhead=0.0, startup=0.0, trials=50) for n in (8, 64))
+    assert many.median < few.median and few.p90 >= few.median
+    assert 0 < few.efficiency <= 1.0
+
+
+def test_stragglers_cost_time():
+    campaign = Campaign("c", (10.0,) * 200)
+    calm = project(campaign, 16, overhead=0.0, startup=0.0, stragglers=Stragglers(rate=0.0, node_spread=0.0), trials=20)
+    rough = project(campaign, 16, overhead=0.0, startup=0.0, stragglers=Stragglers(rate=0.2), trials=20)
+    assert calm.median == pytest.approx(130.0) and rough.median > calm.median * 1.2
