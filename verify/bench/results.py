@@ -133,7 +133,8 @@ IDENTITY_FIELDS = ("program_digest", "payload_digests", "delegate_tosa_digests",
 
 def identity_problems(stock: WorkerRun, fast: WorkerRun) -> tuple[str, ...]:
     """What differs between two lowerings of one pair: the quantized program they started from
-    (else the pair compares nothing), the delegates' bytes and TOSA, the final graph."""
+    (else the pair compares nothing), and the checks' view as digests
+    (verify.compare.digests.LoweringDigests: the delegates' bytes and TOSA, the final graph)."""
     return tuple(f"{name} differs" for name in IDENTITY_FIELDS if getattr(stock, name) != getattr(fast, name))
 
 

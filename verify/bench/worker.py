@@ -64,6 +64,7 @@ def run(job: dict) -> WorkerRun:
     user pays), the deep copy of the input not. The memory figures bracket the lower() call
     (its deep copy of the program included, in both modes)."""
     from verify.cases import build_model
+    from verify.compare.digests import LoweringDigests
     from verify.lowering.lower import lower
     from verify.lowering.mode import Mode
     from verify.lowering.quantize import export_program
@@ -82,6 +83,7 @@ def run(job: dict) -> WorkerRun:
     if not result.ok:
         raise RuntimeError(f"{mode.value} lowering failed: {result.error}")
     steps = [s for s in result.observation.steps if s.index >= 0]
+    identity = LoweringDigests.of(result)  # what the checks compare, as digests: the pair compares these
     return WorkerRun(
         mode=mode, features=tuple(job["features"]),
         lower_seconds=result.seconds,
@@ -92,11 +94,9 @@ def run(job: dict) -> WorkerRun:
         memory=Memory(rss_before, peak, scope),
         fastpass=None if result.fastpass_stats is None else FastpassCounters.from_stats(result.fastpass_stats),
         program_digest=digest,
-        payload_digests=tuple(hashlib.blake2b(p.processed_bytes, digest_size=16).hexdigest()
-                              for p in result.payloads),
-        delegate_tosa_digests=tuple(hashlib.blake2b(t, digest_size=16).hexdigest()
-                                    for t in result.observation.delegate_tosa),
-        final_graph_digest=result.final.digest,
+        payload_digests=identity.payloads,
+        delegate_tosa_digests=identity.delegate_tosa,
+        final_graph_digest=identity.final_graph,
         per_pass=tuple(PassTiming(s.phase, s.manager, s.index, s.pass_name, s.seconds) for s in steps),
     )
 
