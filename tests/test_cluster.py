@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -194,3 +195,49 @@ def test_a_job_past_its_timeout_on_a_node_is_an_error_and_its_processes_are_gone
     assert started.exists(), "the model never ran: the timeout is too short for this machine"
     assert TEMPORARY_PREFIX not in case["error"]  # the log it names is the one here
     assert not processes_mentioning(marker), "the model's child outlived the job"
+
+
+def test_a_run_stopped_on_the_cluster_resumes_on_the_cluster(cluster, tmp_path):
+    """SIGINT while a job runs on a node: its worker and what the model started are killed there,
+    the finished case is journaled, exit 130; `--resume` on the cluster runs only the missing case."""
+    marker = f"verify-cluster-stop-{os.getpid()}-{time.time_ns()}"
+    started, hangs = tmp_path / "started", tmp_path / "hang-this-time"  # the test's switches, not the harness's
+    model = tmp_path / "stops.py"
+    model.write_text(textwrap.dedent(f"""
+        import subprocess, sys, time
+        from pathlib import Path
+
+        def quick():
+            raise RuntimeError("broken on purpose")
+
+        def hangs():
+            if Path({str(hangs)!r}).exists():
+                subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", {marker!r}])
+                Path({str(started)!r}).touch()
+                time.sleep(600)
+            raise RuntimeError("broken on purpose, this time at once")
+        """))
+    hangs.touch()
+    run_dir = tmp_path / "run"
+    proc = verify("run", "--models", "none", "--model", f"{model}:quick", "--model", f"{model}:hangs",
+                  "--targets", "tosa-int", "--null-seed", "-1", "--reference-sets", "0", "--out", str(run_dir),
+                  "--cluster", cluster.address)
+    deadline = time.monotonic() + 180
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert started.exists(), "the second case never started"
+    proc.send_signal(signal.SIGINT)
+    code, _, err = finish(proc, timeout=120)
+    assert code == 130, err[-3000:]
+    assert [c["model"] for c in journal_cases(run_dir)] == [f"{model}:quick"]
+    deadline = time.monotonic() + 10  # the node's launcher kills the group as the cancelled task unwinds
+    while processes_mentioning(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not processes_mentioning(marker), "the stopped job's processes outlived the stop"
+
+    hangs.unlink()
+    code, _, err = finish(verify("run", "--resume", str(run_dir), "--cluster", cluster.address, "-v"))
+    assert code == 1, err[-3000:]  # both cases are errors (broken factories)
+    assert "1 finished before, resumed" in err and " ran on node " in err
+    assert [(c["model"], c["verdict"]) for c in journal_cases(run_dir)] == [(f"{model}:quick", "error"),
+                                                                            (f"{model}:hangs", "error")]
