@@ -234,6 +234,8 @@ def test_a_run_stopped_on_the_cluster_resumes_on_the_cluster(cluster, tmp_path):
     while processes_mentioning(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not processes_mentioning(marker), "the stopped job's processes outlived the stop"
+    leftovers = [f for f in Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}*") if any(f.rglob(model.name))]
+    assert not leftovers, "the stopped job's node folder was left behind"
 
     hangs.unlink()
     code, _, err = finish(verify("run", "--resume", str(run_dir), "--cluster", cluster.address, "-v"))

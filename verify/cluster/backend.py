@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 3  # a job whose node is lost runs again elsewhere, up to this many times
 LOST_RETURNCODE = -signal.SIGKILL
 POLL_SECONDS = 0.1
+CANCEL_GRACE_SECONDS = 10.0  # a cancelled task unwinds in well under a second
 # The harness's own settings that reach a local worker through the environment; the node's
 # environment is the node's own, so these travel with the job (the launcher's parent pid does not).
 SHIPPED_VARIABLE_PREFIXES = ("FASTPASS_", "VERIFY_")
@@ -118,6 +119,9 @@ class RayBackend:
                 return self._ray.get(ref)
             interrupted = self._interrupted(cancel)
             if interrupted is not None:
-                # Interrupts the task: the node's launcher kills the worker's group on its way out.
+                # Interrupts the task: the node's launcher kills the worker's group on its way out
+                # and the node removes the job's folder. Waited for (briefly): a driver that
+                # disconnects at once has Ray kill the task's process instead, folder left behind.
                 self._ray.cancel(ref, recursive=False)
+                self._ray.wait([ref], timeout=CANCEL_GRACE_SECONDS)
                 raise interrupted
