@@ -12,6 +12,7 @@ value is one line, exit 2, before any work), writes them to a file and hands pyt
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -131,13 +132,16 @@ def long_campaign(**overrides) -> FuzzCampaign:
 def campaign_of(config) -> FuzzCampaign:
     """The campaign a pytest session runs (`--fuzz-campaign FILE`, else the smoke run), read once
     per process and kept in the config's stash."""
-    import pytest
-
-    key = _STASH_KEY.setdefault("key", pytest.StashKey[FuzzCampaign]())
+    key = _stash_key()
     if key not in config.stash:
         path = config.getoption("fuzz_campaign", None)
         config.stash[key] = FuzzCampaign.load(Path(path)) if path else FuzzCampaign()
     return config.stash[key]
 
 
-_STASH_KEY: dict = {}  # one pytest.StashKey per process, made when pytest is there
+@functools.cache
+def _stash_key():
+    """The config-stash key of the campaign (one per process; pytest imported only here)."""
+    import pytest
+
+    return pytest.StashKey[FuzzCampaign]()

@@ -83,12 +83,13 @@ def cmd_fuzz(args) -> int:
     campaign.coverage_dir.mkdir(parents=True)
     campaign_file = campaign.coverage_dir / "campaign.json"
     campaign.save(campaign_file)
-    cells = campaign.cells()
-    print(f"fuzz: {len(cells)} Hypothesis tests ({', '.join(f'{t} x{campaign.shards_of(t)}' for t in campaign.targets)}),"
-          f" {campaign.examples} graphs each of <= {campaign.max_ops} ops; campaign {campaign_file}", flush=True)
+    shards = ", ".join(f"{target} x{campaign.shards_of(target)}" for target in campaign.targets)
+    print(f"fuzz: {len(campaign.cells())} Hypothesis tests ({shards}), {campaign.examples} graphs each of "
+          f"<= {campaign.max_ops} ops; campaign {campaign_file}", flush=True)
     if args.dry_run:
         return 0
-    command = [sys.executable, "-m", "pytest", str(TESTS), "-m", "fuzz", "-n", args.workers, "--timeout", "0", "--hypothesis-show-statistics", "--fuzz-campaign", str(campaign_file.resolve())]
+    command = [sys.executable, "-m", "pytest", str(TESTS), "-m", "fuzz", "-n", args.workers, "--timeout", "0",
+               "--hypothesis-show-statistics", "--fuzz-campaign", str(campaign_file.resolve())]
     log_path = campaign.coverage_dir / "pytest.log"
     with _followed(log_path):
         # no memory limit: the group holds one worker per core, each a few GiB (as under tox before)

@@ -64,8 +64,9 @@ def summary_lines(records: list[dict[str, Any]]) -> list[tuple[str, str | None]]
          f"(proof ledger: fastpass/annotations/proofs.json)", None),
     ]
     if counts["divergent"]:
-        lines.append((f"divergent calls reproduced in a fresh process: {counts['divergent_reproduced_in_fresh_process']} "
-                      f"of {counts['divergent']} (the others depend on what ran before them)", None))
+        reproduced = counts["divergent_reproduced_in_fresh_process"]
+        lines.append((f"divergent calls reproduced in a fresh process: {reproduced} of {counts['divergent']} "
+                      "(the others depend on what ran before them)", None))
     for record in records:
         verdict = Verdict(record["verdict"])
         if verdict is Verdict.DIVERGENT:
