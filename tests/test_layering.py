@@ -1,4 +1,5 @@
-"""The import layers, fenced: a module may import only from its own layer or those below it.
+"""The import layers, fenced: a module may import only from its own layer or those below it;
+and one name per concept: a public class name is defined in one module.
 
 Why a test: the layering is what lets a newcomer read the flow off the folders (a command starts
 a campaign, a campaign runs jobs, a job lowers, lowerings are compared, results are reported),
@@ -197,3 +198,43 @@ def test_a_private_module_may_be_imported_inside_its_package_only():
                Import("fastpass._passcall", "fastpass.annotations._proofs", None, 5),
                Import("verify.gate.check", "fastpass.annotations._model", "Entry", 6)]
     assert private_names_across_modules(imports) == [imports[2], imports[5]]
+
+
+# ---- one name per concept ---------------------------------------------------------------------
+
+# Public class names defined in more than one module, each with its owner's reason; the list only
+# shrinks (a name defined once again fails the test below: take it off).
+DEFINED_TWICE = {
+    # verify.gate.run's Divergence is an exception carrying a search's counterexample, not
+    # verify.compare's divergence point; verify/gate/ belongs to the gate's owner (issue 31).
+    "Divergence": {"verify.gate.run", "verify.compare.divergence"},
+    # how a gate worker / a cluster node's worker ended: one job model will have one (issue 31).
+    "Ending": {"verify.gate.workers", "verify.cluster.node"},
+}
+
+
+def class_definitions(root: Path = ROOT) -> dict[str, set[str]]:
+    """Public top-level class name -> the modules that define one."""
+    found: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")) if (root / package).is_dir() else ():
+            for node in ast.parse(path.read_text(), str(path)).body:
+                if isinstance(node, ast.ClassDef) and not _private(node.name):
+                    found.setdefault(node.name, set()).add(module_name(path, root))
+    return found
+
+
+def defined_more_than_once(definitions: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {name: modules for name, modules in definitions.items() if len(modules) > 1}
+
+
+def test_each_public_class_name_is_defined_once():
+    twice = defined_more_than_once(class_definitions())
+    assert {name: modules for name, modules in twice.items() if DEFINED_TWICE.get(name) != modules} == {}
+    assert not set(DEFINED_TWICE) - set(twice), "defined once now: remove from DEFINED_TWICE"
+
+
+def test_a_second_definition_of_a_name_is_caught(tmp_path):
+    _plant(tmp_path, "verify.usage", "class UsageError(Exception):\n    pass\n")
+    _plant(tmp_path, "verify.peer", "class UsageError(Exception):\n    pass\nclass _Local:\n    pass\n")
+    assert defined_more_than_once(class_definitions(tmp_path)) == {"UsageError": {"verify.usage", "verify.peer"}}
