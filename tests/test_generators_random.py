@@ -485,3 +485,40 @@ def test_var_never_consumes_a_gather_output():
     spec = interpret([(1, 2, 4, 4)], [("gather", 0, 0), ("relu", 0, 0), ("var", 0, 0)])
     assert [op.op for op in spec.ops] == ["gather", "relu", "var"]
     assert spec.ops[2].inputs[0] == 0  # x0, not the gather's (tainted) relu
+
+
+
+def _relu_fed_by_conv_or_linear(spec) -> bool:
+    names, n_in = spec.op_names(), spec.n_inputs
+    return any(names[k] == "relu" and any(vid >= n_in and names[vid - n_in] in ("conv2d", "linear")
+                                          for vid in rec.inputs) for k, rec in enumerate(spec.ops))
+
+
+def test_a_form_link_draws_the_producer_feeding_the_consumer():
+    """FuseQuantizedActivationPass retraces (and fastpass copies in it) only when a relu directly
+    follows a single-use conv2d/linear (reach.FORM_LINKS): the gate's copy graphs for it put one
+    there in a good share of draws; the same ops without the link almost never do."""
+    from hypothesis import HealthCheck, given, settings
+
+    from generators.random import reach
+    from verify.gate.graphs import strategy_for
+
+    producers, consumers, why = reach.FORM_LINKS["FuseQuantizedActivationPass"]
+    assert "FuseQuantizedActivationPass" not in reach.UNREACHABLE and why
+    assert set(producers + consumers) <= set(ops_in_vocabulary())
+
+    def share(**aim) -> float:
+        fused = []
+
+        @settings(max_examples=60, database=None, derandomize=True, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy_for((), 4, want="copy", **aim))
+        def draw(spec):
+            fused.append(_relu_fed_by_conv_or_linear(spec))
+
+        draw()
+        return sum(fused) / len(fused)
+
+    linked = share(link=(list(producers), list(consumers)))
+    plain = share(forms=list(producers + consumers))
+    assert linked >= 0.25 and linked > 3 * plain, (linked, plain)

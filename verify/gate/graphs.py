@@ -159,8 +159,23 @@ def form_route(pass_class: type, universe: Iterable[str] | None = None) -> list[
     return [op for op in route[0] if op in allowed]
 
 
+def form_link(pass_class: type, universe: Iterable[str] | None = None) -> tuple[list[str], list[str]] | None:
+    """(producer ops, consumer ops) within `universe` when `pass_class` acts only where a node of
+    one directly feeds a node of the other (`generators.random.reach.FORM_LINKS`), else None."""
+    from generators.random import ops_in_vocabulary
+    from generators.random.reach import FORM_LINKS
+
+    entry = FORM_LINKS.get(pass_class.__name__)
+    if entry is None:
+        return None
+    allowed = set(universe) if universe else set(ops_in_vocabulary())
+    producers, consumers = [op for op in entry[0] if op in allowed], [op for op in entry[1] if op in allowed]
+    return (producers, consumers) if producers and consumers else None
+
+
 def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
-                 suspects: Iterable[str] = (), forms: Iterable[str] = ()):
+                 suspects: Iterable[str] = (), forms: Iterable[str] = (),
+                 link: tuple[list[str], list[str]] | None = None):
     """Graphs for a pass (see the module docstring): only targeted ops; none of them, most with
     suspects; targeted ops behind a cold op; each suspect fed by, feeding and beside a targeted
     node; the forms the pass acts on; unrestricted neighbours. `ops` restricts the vocabulary.
@@ -175,7 +190,9 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     graphs without targeted ops (the pass has nothing to do); "both" is the full mix.
 
     `forms` (`form_route`) are the vocabulary ops that present the form the pass acts on: for
-    copy, graphs of those ops with a cold op first are drawn as well (weighed double)."""
+    copy, graphs of those ops with a cold op first are drawn as well (weighed double). `link`
+    (`form_link`): for copy, graphs in which a producer op's node feeds a consumer op's node
+    (weighed double)."""
     from hypothesis import strategies as st
 
     from generators.random import graphs
@@ -211,6 +228,11 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
         if cold and max_ops >= 2:
             with_forms = _behind_cold(forms, cold, 2, max_ops, max_extra=2)
         plain += [with_forms, with_forms]
+    if link and for_copy and max_ops >= 2:
+        from generators.random import Link, graphs_linked
+
+        linked = graphs_linked(link[0], link[1], Link.FEEDS, ops=ops, max_ops=max_ops)
+        plain += [linked, linked]
     if not plain and not skip_aimed and not copy_aimed:
         plain.append(graphs(1, max_ops, ops=ops))
     # skip: suspects in two draws of three (graphs_toward adds plain ones of its own)

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
-from verify.gate.graphs import Aim, drawn_counts, form_route, strategy_for
+from verify.gate.graphs import Aim, drawn_counts, form_link, form_route, strategy_for
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
@@ -201,7 +201,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         mode = feature.value
         evidence = v.evidence[feature]
         strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
-                                forms=form_route(cls, ops))
+                                forms=form_route(cls, ops), link=form_link(cls, ops))
         counts = {"examples": 0, "vacuous": 0}
         aim, drawn = Aim.of(ann.targeted_ops, gp.ops_named_by(cls), ops), Counter()  # what each graph aims at
 
@@ -499,6 +499,7 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
 
     suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
     forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
+    links = {qn: form_link(cls, ops) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
         # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
@@ -507,7 +508,7 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
         wants = {qn: want(qn) for qn in names}
         return st.sampled_from(names).flatmap(
             lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=wants[qn],
-                                    suspects=suspects[qn], forms=forms[qn]))
+                                    suspects=suspects[qn], forms=forms[qn], link=links[qn]))
 
     return strategy_of
 
@@ -541,7 +542,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     for v in reg.verdicts.values():
         v.how, v.stage = "batch", stage
     biasable = {qn for qn, cls in classes.items()
-                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops)}
+                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
     now = time.monotonic()
     stage_deadline = main_deadline = None
     if plan.seconds is not None:
