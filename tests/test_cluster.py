@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_gate_workers import processes_mentioning
 from verify.cluster.loopback import LoopbackCluster
 from verify.cluster.node import TEMPORARY_PREFIX
 
@@ -71,21 +72,6 @@ def case_files(run_dir: Path) -> set[str]:
 
 def node_folders(node: str) -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}{node[:12]}-*"))
-
-
-def processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("State:"))
-        except (OSError, StopIteration):
-            continue
-        if text in cmdline and "zombie" not in state:
-            found.append(int(entry.name))
-    return found
 
 
 def free_port() -> int:
