@@ -1,4 +1,4 @@
-"""Hypothesis profiles, and the fuzz campaign this session runs (verify.fuzz_campaign).
+"""Hypothesis profiles, and the fuzz campaign this session runs (verify.fuzz.campaign).
 
 - `ci` (default): small and derandomized, so the default test command is repeatable;
 - `dev`: a few more examples, random, for local runs (`pytest --hypothesis-profile dev`);
@@ -27,7 +27,7 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     """Read (and check) the campaign once, before collection: a bad file is one line."""
-    from verify.fuzz_campaign import campaign_of
+    from verify.fuzz.campaign import campaign_of
     from verify.usage import UsageError
 
     try:
@@ -41,25 +41,25 @@ def pytest_configure(config):
 def pytest_sessionfinish(session):
     """A campaign that records coverage fails when a reachable annotated pass went unexercised
     although its route was drawn often enough to rule out too few examples
-    (verify.fuzz_coverage.CoverageVerdict.failed); the summary below says which."""
-    from verify.fuzz_campaign import campaign_of
+    (verify.fuzz.coverage.CoverageVerdict.failed); the summary below says which."""
+    from verify.fuzz.campaign import campaign_of
 
     campaign = campaign_of(session.config)
     if hasattr(session.config, "workerinput") or campaign.coverage_dir is None:
         return
-    from verify.fuzz_coverage import campaign_failed
+    from verify.fuzz.coverage import campaign_failed
 
     if campaign_failed(campaign.coverage_dir, campaign.min_draws) and session.exitstatus == 0:
         session.exitstatus = 1  # pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter):
-    """After a campaign that records coverage, the pass-coverage summary (verify.fuzz.record_coverage)."""
-    from verify.fuzz_campaign import campaign_of
+    """After a campaign that records coverage, the pass-coverage summary (verify.fuzz.coverage.record_coverage)."""
+    from verify.fuzz.campaign import campaign_of
 
     campaign = campaign_of(terminalreporter.config)
     if campaign.coverage_dir is not None and campaign.coverage_dir.is_dir():
-        from verify.fuzz import summarize_coverage
+        from verify.fuzz.coverage import summarize_coverage
 
         terminalreporter.write_sep("=", "fastpass pass coverage")
         terminalreporter.write_line(summarize_coverage(campaign.coverage_dir, campaign.min_draws))

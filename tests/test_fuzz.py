@@ -1,6 +1,6 @@
 """Fuzzing: random quantizable graphs through both modes, shrunk and saved when they differ.
 
-The default test command runs these as a smoke run (verify.fuzz_campaign.FuzzCampaign's
+The default test command runs these as a smoke run (verify.fuzz.campaign.FuzzCampaign's
 defaults: the small derandomized `ci` profile); `python -m verify fuzz` (`tox -e fuzz`) runs a
 campaign with the `fuzz` profile over all cores.
 """
@@ -12,12 +12,12 @@ import json
 import pytest
 from hypothesis import Phase, settings
 
-from verify.fuzz import fuzz
-from verify.fuzz_campaign import campaign_of
+from verify.fuzz.search import fuzz
+from verify.fuzz.campaign import campaign_of
 
 
 def pytest_generate_tests(metafunc):
-    """One fuzz test per (target, shard) of the session's campaign (verify.fuzz_campaign: the smoke
+    """One fuzz test per (target, shard) of the session's campaign (verify.fuzz.campaign: the smoke
     run, or what `python -m verify fuzz` asked for)."""
     if metafunc.function is test_random_graphs_lower_identically:
         cells = campaign_of(metafunc.config).cells()
@@ -42,8 +42,8 @@ def test_shards_share_the_routes_of_a_target_between_them():
 
     from generators.random import ops_in_vocabulary, route_share
     from generators.random.reach import routes_on
-    from verify.fuzz import focus_routes
-    from verify.fuzz_coverage import ops_acted_on
+    from verify.fuzz.search import focus_routes
+    from verify.fuzz.coverage import ops_acted_on
 
     for target, float_target in (("tosa-int", False), ("tosa-fp", True)):
         every = {tuple(r) for r in routes_on(target, ops_acted_on(), ops_in_vocabulary(float_target)).values()}
@@ -78,7 +78,7 @@ def test_shards_share_the_routes_of_a_target_between_them():
 
 
 def fuzz_graphs_of(target, shard, shards):
-    from verify.fuzz import fuzz_graphs
+    from verify.fuzz.search import fuzz_graphs
 
     return fuzz_graphs(target, 6, shard=shard, shards=shards)
 
@@ -94,7 +94,7 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
     from executorch.backends.arm._passes import FoldAndAnnotateQParamsPass
     from executorch.exir.dialects._ops import ops as exir_ops
 
-    from verify.fuzz_coverage import ops_acted_on
+    from verify.fuzz.coverage import ops_acted_on
 
     with wrong_annotation(FoldAndAnnotateQParamsPass, {exir_ops.edge.aten.cosh.default}):
         with pytest.raises(AssertionError, match="minimal reproducer") as failure:
@@ -115,9 +115,10 @@ def test_fuzz_finds_a_wrong_annotation_and_writes_a_reproducer(tmp_path):
 
 def test_coverage_summary_counts_passes_and_throughput(tmp_path):
     from generators.random import interpret
-    from verify.fuzz import record_coverage, summarize_coverage, verify_graph
-    from verify.fuzz_budget import TimeBudget
-    from verify.fuzz_coverage import read_coverage
+    from verify.fuzz.coverage import record_coverage, summarize_coverage
+    from verify.fuzz.search import verify_graph
+    from verify.fuzz.budget import TimeBudget
+    from verify.fuzz.coverage import read_coverage
 
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("where", 0, 0)])  # relu -> clamp; where(gt)
     verdict = verify_graph(spec, "tosa-int")
@@ -164,7 +165,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path):
 
 
 def test_the_time_budget_splits_a_graph_and_bounds_what_fastpass_can_save():
-    from verify.fuzz_budget import TimeBudget
+    from verify.fuzz.budget import TimeBudget
 
     def row(total, **seconds):
         return {"started": 100.0, "finished": 100.0 + total, "seconds": seconds}
@@ -197,7 +198,7 @@ def _graph(digest, *targets):
 
 def test_presented_passes_reads_the_graph_each_pass_received():
     """A pass counts as presented only when its targeted ops are in its *input* graph."""
-    from verify.fuzz_coverage import presented_passes
+    from verify.fuzz.coverage import presented_passes
     from verify.lowering.observe import Observation
 
     relu = "executorch.exir.dialects.edge._ops.aten::relu:<EdgeOpOverload: aten.relu.default>: schema = ..."
@@ -216,7 +217,7 @@ def test_presented_passes_reads_the_graph_each_pass_received():
 
 
 def test_coverage_tally_per_target_counts_skips_copies_and_acting_graphs():
-    from verify.fuzz_coverage import tally
+    from verify.fuzz.coverage import tally
 
     def row(target, fast, stock=("P",), presented=()):
         return {"target": target, "stock": list(stock), "presented": list(presented), "fastpass": fast}
@@ -246,7 +247,7 @@ def test_coverage_credits_a_step_name_only_with_the_calls_of_the_class_it_names(
     )
 
     from fastpass.annotations import qualname
-    from verify.fuzz_coverage import _counts_for_step, annotated_passes_by_name, fastpass_counts
+    from verify.fuzz.coverage import _counts_for_step, annotated_passes_by_name, fastpass_counts
 
     name = ArmCanonicalize.__name__
     assert annotated_passes_by_name()[name] is ArmCanonicalize
@@ -260,7 +261,7 @@ def test_coverage_credits_a_step_name_only_with_the_calls_of_the_class_it_names(
 
 
 def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names():
-    from verify.fuzz_campaign import FuzzCampaign
+    from verify.fuzz.campaign import FuzzCampaign
     from verify.usage import UsageError
 
     campaign = FuzzCampaign(targets=("ethos-u55", "ethos-u85", "tosa-fp"), shards=2, float_shard_factor=2)
@@ -271,7 +272,7 @@ def test_fuzz_targets_accept_ethos_u_and_reject_unknown_names():
 
 
 def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path):
-    from verify.fuzz import summarize_coverage
+    from verify.fuzz.coverage import summarize_coverage
 
     def row(target, start, ops):
         return json.dumps({"graph": f"{target}{start}", "target": target, "started": start, "finished": start + 6,
@@ -314,7 +315,7 @@ def _standing(verdict, name):
 
 def test_coverage_verdict_tells_a_generator_gap_from_too_few_examples():
     """acosh drawn in 3 graphs, invoked, never presented: a gap at min_draws=3, too few at 4."""
-    from verify.fuzz_coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import Standing, coverage_verdict
 
     rows = [_row("tosa-int", ops=["acosh", "relu"], stock=_TARGETED, presented=["ConvertToClampPass"],
                  ran=["ConvertToClampPass", "FuseConsecutiveRescalesPass"], skipped=["DecomposeAcoshPass"])] * 3
@@ -343,7 +344,7 @@ def test_coverage_verdict_tells_a_generator_gap_from_too_few_examples():
 
 
 def test_coverage_verdict_counts_a_pass_exercised_only_with_its_ops_and_on_its_targets():
-    from verify.fuzz_coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import Standing, coverage_verdict
 
     # ran without its targeted ops (not presented): not exercised
     ran_only = [_row("tosa-int", ops=["acosh"], stock=_TARGETED, ran=["DecomposeAcoshPass"])]
@@ -373,7 +374,7 @@ def test_coverage_verdict_counts_a_pass_exercised_only_with_its_ops_and_on_its_t
 
 
 def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invokes():
-    from verify.fuzz_coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import Standing, coverage_verdict
 
     everything = {"ConvertToClampPass": _TARGETED["ConvertToClampPass"], "FuseConsecutiveRescalesPass": frozenset()}
     rows = [_row("tosa-fp", ops=["relu"], stock=everything, presented=["ConvertToClampPass"], ran=everything)]
@@ -395,7 +396,7 @@ def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invok
 def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_managers():
     """MemoryFormatOpsPass runs in to_edge outside any observed manager: stock never lists it, so a
     graph that holds its route (cast) and in which fastpass ran it counts as exercising it."""
-    from verify.fuzz_coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import Standing, coverage_verdict
 
     targeted = {"MemoryFormatOpsPass": frozenset({"aten._to_copy.default"})}
     ran = _row("tosa-fp", ops=["cast"], ran=["MemoryFormatOpsPass"])
@@ -408,8 +409,8 @@ def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_manage
 
 def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path):
     """The fuzz session's exit status (conftest.pytest_sessionfinish) follows campaign_failed."""
-    from verify.fuzz_campaign import FuzzCampaign
-    from verify.fuzz_coverage import campaign_failed
+    from verify.fuzz.campaign import FuzzCampaign
+    from verify.fuzz.coverage import campaign_failed
     from verify.usage import UsageError
 
     assert not campaign_failed(tmp_path / "missing") and not campaign_failed(tmp_path)
@@ -426,7 +427,7 @@ def test_a_continued_campaign_focuses_on_the_passes_still_missing(tmp_path):
     from hypothesis import HealthCheck, given
     from hypothesis import settings as hsettings
 
-    from verify.fuzz import exercised_in, fuzz_graphs
+    from verify.fuzz.search import exercised_in, fuzz_graphs
 
     assert exercised_in(tmp_path) == frozenset()
     row = _row("tosa-fp", ops=["acosh"], stock=["DecomposeAcoshPass"], presented=["DecomposeAcoshPass"],
@@ -453,8 +454,8 @@ def test_tosa_fp_graphs_draw_the_float_only_ops_and_addmm_reaches_its_pass():
     from hypothesis import settings as hsettings
 
     from generators.random import interpret
-    from verify.fuzz import fuzz_graphs, verify_graph
-    from verify.fuzz_coverage import ops_acted_on
+    from verify.fuzz.search import fuzz_graphs, verify_graph
+    from verify.fuzz.coverage import ops_acted_on
 
     others = frozenset(ops_acted_on()) - {"DecomposeAddmmPass"}  # focus on DecomposeAddmmPass alone
     drawn = {"tosa-fp": set(), "tosa-int": set()}
@@ -473,7 +474,7 @@ def test_tosa_fp_graphs_draw_the_float_only_ops_and_addmm_reaches_its_pass():
 
 
 def _presented_passes_of(verdict):
-    from verify.fuzz_coverage import presented_passes
+    from verify.fuzz.coverage import presented_passes
 
     return presented_passes(verdict.stock.observation)
 
@@ -502,7 +503,7 @@ def _tag_in_node_order(offset_with_fastpass: int):
 
 def test_a_graph_stock_lowers_differently_under_another_node_order_is_not_a_fuzz_failure():
     from generators.random import interpret
-    from verify.fuzz import verify_graph
+    from verify.fuzz.search import verify_graph
 
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("relu", 0, 0)])  # two clamps, one set
     with _tag_in_node_order(offset_with_fastpass=0):
@@ -518,7 +519,7 @@ def test_random_graphs_depend_on_the_seed():
     """`verify run --random N --seed S` (draw_graphs): the same graphs for the same seed, and the
     seed matters even for one graph (Hypothesis's first draw is the same minimal graph for
     every seed, which `--random 1` used to return whatever the seed)."""
-    from verify.fuzz import draw_graphs
+    from verify.fuzz.search import draw_graphs
 
     once = [draw_graphs(1, seed)[0].fingerprint() for seed in range(4)]
     assert [draw_graphs(1, seed)[0].fingerprint() for seed in range(2)] == once[:2]

@@ -265,7 +265,7 @@ REACH_OPS = ["asinh", "acosh", "atanh", "cosh", "tan", "asin", "acos", "celu", "
 
 def _annotated_targets():
     from fastpass.annotations import lookup
-    from verify.fuzz_coverage import passes_by_name
+    from verify.fuzz.coverage import passes_by_name
     from verify.gate.passes import annotated_passes, op_name
 
     def targeted(cls):

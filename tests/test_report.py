@@ -106,7 +106,7 @@ def test_fuzz_reproducer_round_trips_and_replays(tmp_path, capsys):
 
     from generators.random import interpret
     from tests.test_fuzz import wrong_annotation
-    from verify.fuzz import save_reproducer, verify_graph
+    from verify.fuzz.search import save_reproducer, verify_graph
 
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0)])
     with wrong_annotation(FoldAndAnnotateQParamsPass, {exir_ops.edge.aten.cosh.default}):

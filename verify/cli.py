@@ -90,7 +90,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def _random_models(count: int, seed: int, folder: Path) -> list[str]:
     """Draw `count` graphs reproducibly from `seed`; each is saved as JSON and named `graphspec:<file>`."""
-    from verify.fuzz import draw_graphs
+    from verify.fuzz.search import draw_graphs
     from verify.report.atomic import write_text
 
     folder.mkdir(parents=True, exist_ok=True)

@@ -133,7 +133,7 @@ def replay(saved: Reproducer) -> Replayed:
     """Replay `saved` in this process with its producer's replay (after `authorize`)."""
     producer = saved.manifest.producer
     if producer is Producer.FUZZ:
-        from verify.fuzz import replay as replay_graph
+        from verify.fuzz.search import replay as replay_graph
 
         return replay_graph(saved)
     if producer is Producer.GATE:

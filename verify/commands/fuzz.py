@@ -3,7 +3,7 @@ and with fastpass, every difference shrunk by Hypothesis and saved as a reproduc
 pass coverage printed at the end (`tox -e fuzz` runs it).
 
 Behind it is the pytest-xdist run of tests/test_fuzz.py (Hypothesis's shrinking and example
-database, xdist's workers): the options become one `verify.fuzz_campaign.FuzzCampaign`, checked
+database, xdist's workers): the options become one `verify.fuzz.campaign.FuzzCampaign`, checked
 here (a bad value is one line, exit 2, before any work), saved to `campaign.json` in the coverage
 folder and handed to pytest as `--fuzz-campaign FILE`. pytest runs under verify.launcher like every
 worker (its own process group, killed with us); its output is followed on the terminal and kept
@@ -26,7 +26,7 @@ TESTS = Path(__file__).resolve().parents[2] / "tests" / "test_fuzz.py"
 
 
 def add_parser(sub) -> None:
-    from verify.fuzz_campaign import CAMPAIGN_TARGETS, long_campaign
+    from verify.fuzz.campaign import CAMPAIGN_TARGETS, long_campaign
 
     default = long_campaign()
     p = sub.add_parser("fuzz", help="a fuzz campaign over random graphs (pytest-xdist, Hypothesis), pass coverage",
@@ -57,7 +57,7 @@ def add_parser(sub) -> None:
 
 def campaign_from(args):
     """The campaign the options ask for (UsageError for a bad one)."""
-    from verify.fuzz_campaign import long_campaign
+    from verify.fuzz.campaign import long_campaign
 
     if not (args.workers == "auto" or args.workers.isdigit()):
         raise UsageError(f"--workers is a number or 'auto', got {args.workers!r}")

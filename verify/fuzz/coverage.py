@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from verify.fuzz_budget import TimeBudget, seconds_of
+from verify.fuzz.budget import TimeBudget, seconds_of
 from verify.lowering.mode import Mode
 
 
@@ -152,7 +152,7 @@ def fastpass_counts(stats: dict | None) -> dict[str, dict[str, int]]:
 def record_coverage(verdict, folder: Path | None) -> None:
     """One line per verified graph in the campaign's coverage `folder` (None: nothing recorded):
     for every pass, what stock and fastpass did with it, and where the graph's time went
-    (verify.fuzz_budget)."""
+    (verify.fuzz.budget)."""
     path = coverage_file(folder)
     if path is None:
         return

@@ -14,7 +14,7 @@ from pathlib import Path
 from verify.compare.checks import CheckResult
 from verify.compare.comparison import Comparison, StockRelowered, compare_lowerings
 from verify.compare.divergence import Divergence, OrderRecheck
-from verify.fuzz_coverage import ops_acted_on, record_coverage, summarize_coverage  # noqa: F401 - summarize: conftest, tests
+from verify.fuzz.coverage import ops_acted_on, record_coverage
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
@@ -180,7 +180,7 @@ def focus_routes(target: str, exercised: frozenset[str] = frozenset(), shard: in
 
 def exercised_in(folder: Path) -> frozenset[str]:
     """The annotated passes the campaign recorded in `folder` exercised (its coverage verdict)."""
-    from verify.fuzz_coverage import Standing, coverage_verdict, read_coverage
+    from verify.fuzz.coverage import Standing, coverage_verdict, read_coverage
 
     rows, _ = read_coverage(folder)
     if not rows:
@@ -198,7 +198,7 @@ def fuzz(target: str, repro_dir: Path, max_ops: int = 12, features: tuple[str, .
     `seed` pins the draw (Hypothesis's @seed), e.g. to give parallel shards distinct graphs.
     `exercised`: passes whose routes get no focused graphs; `shard` of `shards`: which share of
     the routes the focused graphs aim at (`fuzz_graphs`); `coverage_dir`: where each graph's
-    coverage line is appended (verify.fuzz_coverage; None: not recorded).
+    coverage line is appended (verify.fuzz.coverage; None: not recorded).
     """
     from hypothesis import given
     from hypothesis import seed as hypothesis_seed

@@ -17,7 +17,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from verify.fuzz_coverage import DEFAULT_MIN_DRAWS
+from verify.fuzz.coverage import DEFAULT_MIN_DRAWS
 from verify.usage import UsageError
 
 SMOKE_TARGETS = ("tosa-int", "tosa-fp")
@@ -39,7 +39,7 @@ class FuzzCampaign:
     examples: int | None = None  # graphs per shard; None: the profile's
     # One Hypothesis test runs in one xdist worker; shards let one target use every core, and each
     # shard aims its focused graphs at its own share of the target's routes
-    # (verify.fuzz.focus_routes). Shards draw different graphs only under a random profile.
+    # (verify.fuzz.search.focus_routes). Shards draw different graphs only under a random profile.
     shards: int = 1
     # A float target (tosa-fp) gets this many times the shards: its graph costs about half an INT
     # graph (no quantization; measured 3-10 s against 9-17 s for 1-4 ops) and only it presents the
@@ -47,7 +47,7 @@ class FuzzCampaign:
     float_shard_factor: int = 1
     max_ops: int = 8  # a stock lowering costs ~0.3-0.5 s per op: graph size against rate
     seed: str | None = None  # a repeatable campaign: a distinct Hypothesis seed per target and shard
-    min_draws: int = DEFAULT_MIN_DRAWS  # verify.fuzz_coverage: gap vs too few examples
+    min_draws: int = DEFAULT_MIN_DRAWS  # verify.fuzz.coverage: gap vs too few examples
     # The coverage folder of an earlier campaign: focused graphs go only to the passes it did not
     # exercise (its verdict stays its own).
     continue_from: Path | None = None
@@ -91,7 +91,7 @@ class FuzzCampaign:
         """The annotated passes the campaign continued from exercised (none for a fresh one)."""
         if self.continue_from is None:
             return frozenset()
-        from verify.fuzz import exercised_in
+        from verify.fuzz.search import exercised_in
 
         return exercised_in(Path(self.continue_from))
 
