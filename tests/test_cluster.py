@@ -8,8 +8,9 @@ What must hold, each asserted by a test that fails without it:
 - a node killed while it runs a job: the job runs again on the other node, every case is
   journaled once, the verdicts stand;
 - an address nothing answers at: exit 2, one line, before any work (no run folder);
-- a job past its timeout on a node: an error verdict, and its processes (a child the model
-  started included) gone.
+- a job past its timeout on a node: an error verdict, and its process gone;
+- a run stopped on the cluster: its node's worker and what the model started killed, the
+  finished cases journaled, `--resume` (on the cluster) runs the rest.
 The runs are the cheapest there are (the tiny model, gate graphs of one or two ops); the local
 and the cluster run of a comparison go side by side."""
 
@@ -30,13 +31,13 @@ from pathlib import Path
 import pytest
 
 from tests.test_gate_workers import processes_mentioning
+from verify.gate.worker import FAULT_VARIABLE
 from verify.cluster.loopback import LoopbackCluster
 from verify.cluster.node import TEMPORARY_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = "tests/models/tiny.py"
 GATE_PASSES = "tests/passes/gate_passes.py"
-TIMEOUT = 30  # s: a worker imports torch and executorch (~10-20 s on 2 busy cores) before the model hangs
 
 
 @pytest.fixture(scope="module")
@@ -160,27 +161,21 @@ def test_gate_on_the_cluster_gives_the_local_verdicts(cluster, tmp_path):
 
 
 def test_a_job_past_its_timeout_on_a_node_is_an_error_and_its_processes_are_gone(cluster, tmp_path):
-    marker = f"verify-cluster-test-{os.getpid()}-{time.time_ns()}"
-    model = tmp_path / "hangs.py"  # outside the run folder: it travels with the job
-    started = tmp_path / "child-started"  # the test's own look at the node: the harness relies on no shared folder
-    model.write_text(textwrap.dedent(f"""
-        import subprocess, sys, time
-        from pathlib import Path
-
-        def make():
-            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", {marker!r}])
-            Path({str(started)!r}).touch()
-            time.sleep(600)
-        """))
-    code, _, err = finish(verify("run", "--models", "none", "--model", f"{model}:make", "--targets", "tosa-int",
-                                 "--null-seed", "-1", "--reference-sets", "0", "--timeout", str(TIMEOUT),
-                                 "--out", str(tmp_path / "run"), "--cluster", cluster.address))
+    """A gate worker that hangs (its test-only fault point, before it imports torch; the variable
+    travels with the job as the harness's own settings do) is killed on its node at
+    --pass-timeout: an error verdict naming the timeout, the other pass's verdict kept."""
+    out = tmp_path / "out"
+    code, _, err = finish(verify("gate", "--examples", "1", "--ops", "abs,neg", "--max-ops", "2", "--min-evidence", "1",
+                                 "--seed", "0", "--pass-timeout", "6", "--out", str(out), "--cluster", cluster.address,
+                                 "--pass", f"{GATE_PASSES}:NoRetracePass", "--pass", f"{GATE_PASSES}:ChangeDtypePass",
+                                 **{FAULT_VARIABLE: "NoRetracePass:hang,ChangeDtypePass:exit"}))
     assert code == 1, err[-3000:]
-    (case,) = journal_cases(tmp_path / "run")
-    assert case["verdict"] == "error" and case["error"].startswith(f"timed out after {TIMEOUT} s (worker pinned"), case
-    assert started.exists(), "the model never ran: the timeout is too short for this machine"
-    assert TEMPORARY_PREFIX not in case["error"]  # the log it names is the one here
-    assert not processes_mentioning(marker), "the model's child outlived the job"
+    hung, crashed = json.loads((out / "gate.json").read_text())["passes"]
+    assert hung["verdict"] == "error" and hung["reason"].startswith("<worker-timeout>: no verdict within 6 s"), hung
+    assert TEMPORARY_PREFIX not in hung["reason"]  # the log it names is the one here
+    assert (out / "workers" / "000-NoRetracePass.log").is_file()
+    assert crashed["verdict"] == "error" and crashed["reason"].startswith("<worker-crash: exit 3>"), crashed
+    assert not [pid for node in cluster.nodes for pid in processes_mentioning(f"{TEMPORARY_PREFIX}{node[:12]}")]
 
 
 def test_a_run_stopped_on_the_cluster_resumes_on_the_cluster(cluster, tmp_path):
