@@ -115,7 +115,7 @@ class FullDisk:
 def fake_cases(monkeypatch: pytest.MonkeyPatch, during=None) -> list:
     """Replace run_case with one that finishes each case `identical` at once; returns the list of
     cases it ran. `during(case)` runs inside each case (another process's turn, a disk filling up)."""
-    from verify import runner
+    from verify.run import runner
     from verify.report import table
     from verify.report.verdict import Verdict
 
@@ -153,7 +153,7 @@ def started_journal(run_dir: Path, targets: tuple[str, ...] = ("tosa-int", "tosa
     """A run's journal as `run` writes it: the cheap options, `finished` of the cases done."""
     from verify import cli
     from verify.cases import Case
-    from verify.journal import Journal
+    from verify.run.journal import Journal
     from verify.report.verdict import Verdict
     from verify.report.case import CaseReport
 
@@ -178,7 +178,7 @@ TORN = '{"record": "case", "model": "n", "tar'
 
 
 def test_an_append_after_a_torn_line_cuts_it_off_first(tmp_path):
-    from verify.journal import read_journal
+    from verify.run.journal import read_journal
 
     journal = started_journal(tmp_path, finished=1)
     with open(journal.path, "a") as f:
@@ -198,7 +198,7 @@ def test_a_whole_last_record_missing_only_its_newline_is_kept(tmp_path):
 
 
 def test_a_journal_glued_by_an_earlier_version_is_read_and_garbage_is_not(tmp_path):
-    from verify.journal import JournalError, read_journal
+    from verify.run.journal import JournalError, read_journal
 
     journal = started_journal(tmp_path, finished=1)
     case = json.dumps({"record": "case", "model": TINY_PATH, "target": "tosa-fp", "verdict": "identical"})
@@ -274,7 +274,7 @@ def test_the_lock_names_its_holder_and_goes_with_it(tmp_path, capsys):
     started_journal(run_dir, finished=2)
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
-        from verify.journal import locked_run_folder
+        from verify.run.journal import locked_run_folder
         with locked_run_folder({str(run_dir)!r}, "verify run"):
             print("locked", flush=True)
             time.sleep(600)
@@ -337,7 +337,7 @@ def test_a_full_disk_mid_run_stops_it_resumably_and_writes_the_other_reports(tmp
 def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_path, monkeypatch):
     """The harness's own writes in a case (the job file, the worker's log) refused: the run stops;
     the case is not recorded as an error that --resume would skip."""
-    from verify import runner
+    from verify.run import runner
     from verify.cases import Case
     from verify.output_paths import CannotWrite
 

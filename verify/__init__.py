@@ -26,8 +26,8 @@ _PUBLIC = {
     "TARGETS": "verify.lowering.targets",
     "get_target": "verify.lowering.targets",
     "CaseReport": "verify.report.case",
-    "RunOptions": "verify.runner",
-    "run_case": "verify.runner",
+    "RunOptions": "verify.run.runner",
+    "run_case": "verify.run.runner",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -140,7 +140,7 @@ def _run_defaults() -> dict:
 
 
 def _options_from(args, out: Path, features: tuple[str, ...]):
-    from verify.runner import RunOptions
+    from verify.run.runner import RunOptions
 
     return RunOptions(features=features, hash_seed=args.hash_seed,
                       null_seed=None if args.null_seed < 0 else args.null_seed,
@@ -157,7 +157,7 @@ def _options_json(options) -> dict:
 
 
 def _options_from_journal(saved: dict, out: Path):
-    from verify.runner import RunOptions
+    from verify.run.runner import RunOptions
 
     return RunOptions(**{**{k: saved[k] for k in RUN_OPTION_KEYS if k in saved}, "features": tuple(saved["features"]),
                          "second_mode": Mode(saved["second_mode"])},
@@ -183,7 +183,7 @@ def _lock(run_dir: Path, command: str, held: contextlib.ExitStack, option: str, 
     """Hold the run folder's lock until `held` closes; busy is bad usage (exit 2): nothing has
     been done yet. So is a folder in which no lock can be made, unless the command `writes`
     nothing there it needs (`report --from` of a read-only copy: no run can be going on in it)."""
-    from verify.journal import RunFolderBusy, locked_run_folder
+    from verify.run.journal import RunFolderBusy, locked_run_folder
     from verify.output_paths import CannotWrite
 
     try:
@@ -203,7 +203,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     check and the journal's start lies the graph drawing of --random, long enough for a second
     run in the same --out to pass the same check."""
     from verify.cases import Case
-    from verify.journal import Journal, holds_run, journal_path
+    from verify.run.journal import Journal, holds_run, journal_path
     from verify.output_paths import CannotWrite, check_output_folder, writing
 
     features = arguments.features(args.features)
@@ -246,7 +246,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
 def _prepare_resume(args, held: contextlib.ExitStack):
     """Lock the folder, then read its journal and note the resume: two --resume of one folder
     would both run every missing case."""
-    from verify.journal import Journal, JournalError, journal_path, read_journal
+    from verify.run.journal import Journal, JournalError, journal_path, read_journal
     from verify.output_paths import CannotWrite
 
     defaults = _run_defaults()
@@ -285,7 +285,7 @@ def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path
 
     Each file is written on its own: a full disk under the run folder must not cost the --json
     or --junit on another one."""
-    from verify.journal import read_journal
+    from verify.run.journal import read_journal
     from verify.output_paths import CannotWrite
     from verify.report.files import write_json, write_junit
     from verify.report.case import CaseReport
@@ -323,11 +323,11 @@ def cmd_run(args) -> int:
 
 
 def _run(args, cases: list, done: set, options, out: Path) -> int:
-    from verify.journal import Journal
+    from verify.run.journal import Journal
     from verify.launcher import stop_on_signals, stop_signal
     from verify.output_paths import CannotWrite
     from verify.report.table import progress, table
-    from verify.runner import run_cases
+    from verify.run.runner import run_cases
 
     journal = Journal(out)
     todo = [c for c in cases if c not in done]
@@ -373,7 +373,7 @@ def _run(args, cases: list, done: set, options, out: Path) -> int:
 
 
 def cmd_report(args) -> int:
-    from verify.journal import JournalError, journal_path
+    from verify.run.journal import JournalError, journal_path
     from verify.report.table import table
 
     _check_outputs(args)

@@ -38,7 +38,7 @@ from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_wr
 from verify.report.atomic import write_text
 from verify.report.case import CaseReport
 from verify.report.verdict import NullOutcome, Verdict
-from verify.saved_program import PROGRAM_NAME
+from verify.run.saved_program import PROGRAM_NAME
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunO
     write_text(job_path, json.dumps(job, indent=1))
     log_path = case_dir / f"{name}.log"
     try:
-        returncode = launch("verify.worker", [str(job_path)], log_path=log_path,
+        returncode = launch("verify.run.worker", [str(job_path)], log_path=log_path,
                             env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel,
                             memory_limit=options.memory_limit,
                             # what the worker reads and writes, should it run on a cluster (verify.cluster)

@@ -1,11 +1,11 @@
 """One process, one hash seed: lower the case's quantized program in each mode asked.
 
-Run as `python -m verify.worker JOB.json` (by verify.launcher) with PYTHONHASHSEED already set
+Run as `python -m verify.run.worker JOB.json` (by verify.launcher) with PYTHONHASHSEED already set
 by the parent: the hash seed must be fixed before the interpreter starts, which is why each
 seed gets its own process.
 
 The pinned worker (`"save_program": true`) builds the model — twice, to tell whether the
-factory is deterministic — quantizes it once and saves the program (verify.saved_program);
+factory is deterministic — quantizes it once and saves the program (verify.run.saved_program);
 every worker, this one included, lowers the loaded copy, so the null check and the recheck
 lower exactly what the pinned run lowered. Both modes of one comparison run here, one after
 the other, on deep copies of that program (measured: a second stock lowering in a process
@@ -39,7 +39,7 @@ def _prepare(job: dict, status: dict, target):
     """The program to lower: built, quantized and saved here (pinned), or loaded (null, recheck)."""
     from verify.cases import build_digest, build_model, load_model_code
     from verify.lowering.quantize import export_program
-    from verify.saved_program import load_program, save_program, wait_for_program
+    from verify.run.saved_program import load_program, save_program, wait_for_program
 
     program_path = Path(job["program"])
     if job.get("save_program"):
