@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verify import arguments
+from verify.commands import arguments
 from verify.launcher import add_memory_limit_option, memory_limit_of
 from verify.lowering.mode import Mode
 from verify.output_paths import new_run_dir

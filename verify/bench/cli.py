@@ -68,7 +68,7 @@ def cmd_bench(args) -> int:
     from verify.bench.plot import write_plots
     from verify.bench.run import BenchError, BenchOptions, run_bench
     from verify.bench.table import format_table
-    from verify import arguments
+    from verify.commands import arguments
     from verify.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder

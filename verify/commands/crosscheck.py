@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from verify import arguments
+from verify.commands import arguments
 from verify.usage import UsageError
 
 DEFAULT_REPRODUCERS = Path("verify-out/crosscheck")

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from verify import arguments
+from verify.commands import arguments
 from verify.usage import UsageError
 
 TESTS = Path(__file__).resolve().parents[2] / "tests" / "test_fuzz.py"
