@@ -25,6 +25,7 @@ here, before the task is sent: the node has no shared folder to wait on.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -75,8 +76,7 @@ class RayBackend:
                 print(f"verify.cluster: not sent to the cluster: {exc or 'cancelled'} while waiting for "
                       f"{', '.join(map(str, files.awaited))}", file=log_file)
             raise
-        worker = Worker(worker.module, worker.args, worker.log_path, {**shipped_environment(), **worker.env},
-                        worker.timeout, worker.memory_limit, worker.cwd)
+        worker = dataclasses.replace(worker, env={**shipped_environment(), **worker.env})
         parcel = pack(files)
         sent = time.perf_counter()
         ref = self._task.remote(worker, parcel)

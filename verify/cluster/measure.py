@@ -13,14 +13,16 @@ Projected (verify.cluster.plan: list scheduling with stragglers; the assumptions
 - the whole-registry gate as it runs today (4 stage searches + the direct checks: the per-check
   seconds of a real run's JSON, `--gate-json`), and the same graphs sharded one graph per job
   (what sharding stage searches would give; not built);
-- a 10,000-graph fuzz campaign in shards of `--fuzz-shard` graphs, per-graph seconds
-  log-normal around `--fuzz-graph-seconds`.
+- a 10,000-graph fuzz campaign in shards of `--fuzz-shard` graphs, per-graph seconds resampled
+  from a real campaign's coverage folder (`--fuzz-coverage`), or log-normal around
+  `--fuzz-graph-seconds`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -99,12 +101,31 @@ def gate_campaigns(gate_json: Path) -> tuple[list[Campaign], str]:
     return [today, sharded], note
 
 
-def fuzz_campaign(graphs: int, shard: int, graph_seconds: float) -> tuple[Campaign, str]:
+def measured_graph_seconds(coverage: Path) -> list[float]:
+    """Each graph's seconds inside verification, from a real campaign's coverage folder
+    (`verify fuzz --coverage DIR`: one row per graph, with its start and finish)."""
+    from verify.fuzz.coverage import read_coverage
+
+    rows, _ = read_coverage(coverage)
+    return [r["finished"] - r["started"] for r in rows if r.get("started") and r.get("finished")]
+
+
+def fuzz_campaign(graphs: int, shard: int, graph_seconds: float, measured: list[float] | None = None
+                  ) -> tuple[Campaign, str]:
+    """`graphs` in shards of `shard`: per-graph seconds drawn from a real campaign's (`measured`,
+    resampled) or, without one, log-normal around `graph_seconds`."""
     shards = -(-graphs // shard)
-    per_graph = lognormal_jobs(shards * shard, graph_seconds, 0.6, seed=2)
+    if measured:
+        rng = random.Random(2)
+        per_graph = [rng.choice(measured) for _ in range(shards * shard)]
+        source = (f"resampled from {len(measured)} graphs of a real campaign (median {statistics.median(measured):.1f} s, "
+                  f"mean {statistics.fmean(measured):.1f} s, max {max(measured):.1f} s)")
+    else:
+        per_graph = list(lognormal_jobs(shards * shard, graph_seconds, 0.6, seed=2))
+        source = (f"{graph_seconds:.1f} s per graph, log-normal CV 0.6 (assumed; tox -e fuzz's figure: 360 graphs in "
+                  f"~30 min on 2 cores)")
     jobs = tuple(sum(per_graph[i * shard:(i + 1) * shard]) for i in range(shards))
-    note = (f"fuzz inputs: {graphs} graphs in {shards} shards of {shard}; {graph_seconds:.1f} s per graph "
-            f"(log-normal, CV 0.6: assumed; the default is tox -e fuzz's figure, 360 graphs in ~30 min on 2 cores)")
+    note = f"fuzz inputs: {graphs} graphs in {shards} shards of {shard}; per graph: {source}"
     return Campaign(f"fuzz, {graphs} graphs ({shards} shards of {shard})", jobs), note
 
 
@@ -116,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="a whole-registry `verify gate --json` (default %(default)s)")
     parser.add_argument("--fuzz-graphs", type=int, default=10_000)
     parser.add_argument("--fuzz-shard", type=int, default=6, help="graphs per fuzz job (tox -e fuzz: 6)")
-    parser.add_argument("--fuzz-graph-seconds", type=float, default=10.0)
+    parser.add_argument("--fuzz-graph-seconds", type=float, default=10.0,
+                        help="mean seconds per graph when no --fuzz-coverage is given")
+    parser.add_argument("--fuzz-coverage", type=Path, default=None, metavar="DIR",
+                        help="a real campaign's coverage folder (verify fuzz --coverage): its per-graph seconds")
     parser.add_argument("--nodes", default="8,32,128")
     parser.add_argument("--overhead", type=float, default=None, metavar="S",
                         help="skip the measurement: this per-job overhead (with --startup)")
@@ -137,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         gates, note = gate_campaigns(args.gate_json)
         campaigns += gates
         notes.append(note)
-    fuzz, note = fuzz_campaign(args.fuzz_graphs, args.fuzz_shard, args.fuzz_graph_seconds)
+    measured = measured_graph_seconds(args.fuzz_coverage) if args.fuzz_coverage else None
+    fuzz, note = fuzz_campaign(args.fuzz_graphs, args.fuzz_shard, args.fuzz_graph_seconds, measured)
     campaigns.append(fuzz)
     notes.append(note)
     notes.append(f"every job: + {overhead.per_job:.2f} s Ray overhead + {overhead.startup:.1f} s worker start-up; "
