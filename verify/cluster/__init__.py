@@ -7,7 +7,10 @@ exactly as before and only the running of each worker moves to a node.
 - `connect`: which cluster (`--cluster ADDRESS|auto`, `RAY_ADDRESS`), checked before any work;
 - `backend`: a launcher job as a Ray task (retries on node loss, cancel, stop);
 - `node`: what the task does on its node (the launcher, in a folder of its own);
-- `shipping`: the job's files there and back (no shared file system assumed).
+- `shipping`: the job's files there and back (no shared file system assumed);
+- `loopback`: a real multi-node cluster on 127.0.0.1, for tests and `measure` only;
+- `measure`, `plan`: Ray's per-job overhead here and a projection to many nodes.
+See README.md beside this file.
 
 Every node runs the harness from its own installation of this project (the same version: the
 same `tox -e ...` environment), as the local workers do from the harness's.
