@@ -95,3 +95,21 @@ def test_stragglers_cost_time():
     calm = project(campaign, 16, overhead=0.0, startup=0.0, stragglers=Stragglers(rate=0.0, node_spread=0.0), trials=20)
     rough = project(campaign, 16, overhead=0.0, startup=0.0, stragglers=Stragglers(rate=0.2), trials=20)
     assert calm.median == pytest.approx(130.0) and rough.median > calm.median * 1.2
+
+
+def test_the_gate_projection_takes_its_jobs_from_a_gate_json(tmp_path):
+    """Direct checks as measured; the rest of the workers' time shared among the stage searches."""
+    from verify.cluster.measure import fuzz_campaign, gate_campaigns
+
+    document = {"run": {"wall_seconds": 100.0, "jobs": 2},
+                "passes": [{"how": "direct", "seconds": 10.0, "stage": "edge-fp", "examples": 8},
+                           {"how": "direct", "seconds": 30.0, "stage": "edge-fp", "examples": 8},
+                           {"how": "batch", "seconds": 0.0, "stage": "edge-fp,quantized", "examples": 16}]}
+    path = tmp_path / "gate.json"
+    path.write_text(json.dumps(document))
+    (today, sharded), note = gate_campaigns(path)
+    assert today.job_seconds == (80.0, 80.0, 10.0, 30.0)  # (2 x 100 - 40) / 2 stages
+    assert len(sharded.job_seconds) == 16 + 2 and sharded.job_seconds[-2:] == (10.0, 30.0)
+    assert "2 direct checks" in note
+    fuzz, _ = fuzz_campaign(10, 4, 1.0, measured=[2.0])
+    assert fuzz.job_seconds == (8.0, 8.0, 8.0)  # 3 shards of 4 graphs (the last one rounded up)
