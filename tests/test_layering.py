@@ -207,8 +207,6 @@ DEFINED_TWICE = {
     # verify.gate.run's Divergence is an exception carrying a search's counterexample, not
     # verify.compare's divergence point; verify/gate/ belongs to the gate's owner (issue 31).
     "Divergence": {"verify.gate.run", "verify.compare.divergence"},
-    # how a gate worker / a cluster node's worker ended: one job model will have one (issue 31).
-    "Ending": {"verify.gate.workers", "verify.cluster.node"},
 }
 
 

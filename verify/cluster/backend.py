@@ -33,7 +33,7 @@ import threading
 import time
 from pathlib import Path
 
-from verify.cluster.node import Ending, NodeResult, run_job
+from verify.cluster.node import NodeResult, WorkerOutcome, run_job
 from verify.cluster.shipping import deliver, pack
 from verify.launcher import (
     PARENT_PID_VARIABLE, JobFiles, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
@@ -91,9 +91,9 @@ class RayBackend:
         log.info("cluster: %s ran on node %s (%s): worker %.1f s, task %.1f s, round trip %.1f s, %d bytes sent, %d back",
                  worker.log_path.name, result.node[:12], result.host, result.worker_seconds, result.task_seconds,
                  time.perf_counter() - sent, parcel.size, sum(map(len, result.files.values())))
-        if result.ending is Ending.TIMED_OUT:
+        if result.outcome is WorkerOutcome.TIMED_OUT:
             raise WorkerTimeout(worker.timeout)
-        if result.ending is Ending.MEMORY_EXCEEDED:
+        if result.outcome is WorkerOutcome.MEMORY_EXCEEDED:
             raise WorkerMemoryExceeded(worker.memory_limit, result.resident)
         return result.returncode
 

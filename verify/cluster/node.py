@@ -5,7 +5,7 @@ The worker runs exactly as it would on the harness's machine (verify.launcher.ru
 process group, the pinned hash seed in its environment, the same timeout and memory limit, the
 group killed when it ends, and killed with its parent, the Ray worker process running this task
 (die_with_parent), so a job whose node is lost or whose task is cancelled leaves nothing running.
-A timeout or the memory limit is not an error of this task: it is an `Ending` sent back with the
+A timeout or the memory limit is not an error of this task: it is a `WorkerOutcome` sent back with the
 files the worker wrote so far (a gate worker's evidence so far), and the harness raises the
 launcher's own exception for it, as for a local worker.
 
@@ -31,7 +31,9 @@ from verify.launcher import Worker, WorkerMemoryExceeded, WorkerTimeout, run_her
 TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells a node's jobs apart
 
 
-class Ending(str, Enum):
+class WorkerOutcome(str, Enum):
+    """How the worker process ended on the node (what verify.launcher tells by return or raise)."""
+
     EXITED = "exited"
     TIMED_OUT = "timed out"
     MEMORY_EXCEEDED = "memory exceeded"
@@ -43,7 +45,7 @@ class NodeResult:
     `resident` bytes when over its memory limit), the files it wrote in the job's folder, where
     it ran and for how long (the worker's own run, and the whole task)."""
 
-    ending: Ending
+    outcome: WorkerOutcome
     returncode: int | None
     files: dict[str, bytes]
     node: str
@@ -75,16 +77,16 @@ def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
                                    cwd=Path(layout.relocate(str(worker.cwd))) if worker.cwd else root)
         here.log_path.parent.mkdir(parents=True, exist_ok=True)
         begun = time.perf_counter()
-        ending, returncode, resident = Ending.EXITED, None, 0
+        outcome, returncode, resident = WorkerOutcome.EXITED, None, 0
         try:
             returncode = run_here(here)
         except WorkerTimeout:
-            ending = Ending.TIMED_OUT
+            outcome = WorkerOutcome.TIMED_OUT
         except WorkerMemoryExceeded as exc:
-            ending, resident = Ending.MEMORY_EXCEEDED, exc.resident
+            outcome, resident = WorkerOutcome.MEMORY_EXCEEDED, exc.resident
         worker_seconds = time.perf_counter() - begun
         files = layout.changed()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return NodeResult(ending, returncode, files, node, socket.gethostname(), worker_seconds,
+    return NodeResult(outcome, returncode, files, node, socket.gethostname(), worker_seconds,
                       time.perf_counter() - started, resident)
