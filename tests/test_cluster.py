@@ -10,7 +10,8 @@ What must hold, each asserted by a test that fails without it:
 - an address nothing answers at: exit 2, one line, before any work (no run folder);
 - a job past its timeout on a node: an error verdict, and its process gone;
 - a run stopped on the cluster: its node's worker and what the model started killed, the
-  finished cases journaled, `--resume` (on the cluster) runs the rest.
+  finished cases journaled, `--resume` (on the cluster) runs the rest;
+- the whole cluster gone mid-job: the run stops, the job in flight stays to do for `--resume`.
 The runs are the cheapest there are (the tiny model, gate graphs of one or two ops); the local
 and the cluster run of a comparison go side by side."""
 
@@ -224,3 +225,26 @@ def test_a_run_stopped_on_the_cluster_resumes_on_the_cluster(cluster, tmp_path):
     assert "1 finished before, resumed" in err and " ran on node " in err
     assert [(c["model"], c["verdict"]) for c in journal_cases(run_dir)] == [(f"{model}:quick", "error"),
                                                                             (f"{model}:hangs", "error")]
+
+
+def test_a_cluster_that_goes_away_stops_the_run_and_resume_finishes_it(tmp_path):
+    """The whole cluster gone mid-job is no case's fault: the job in flight is not journaled (not an
+    error verdict that --resume would skip), the run stops with one line saying why, and
+    `--resume` (here, locally) finishes it. A cluster of its own: the module's must stay up."""
+    run_dir = tmp_path / "run"
+    args = ["--models", "none", "--model", f"{TINY}:broken", "--targets", "tosa-int", "--null-seed", "-1",
+            "--reference-sets", "0"]
+    with LoopbackCluster(1) as doomed:
+        proc = verify("run", *args, "--out", str(run_dir), "--cluster", doomed.address)
+        deadline = time.monotonic() + 120
+        while not node_folders(doomed.nodes[0]) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert node_folders(doomed.nodes[0]), "the job never started"
+    code, _, err = finish(proc, timeout=180)  # the cluster was shut down with the job in flight
+    assert code == 1, err[-3000:]
+    assert "cluster: the Ray cluster stopped answering" in err and "verify run --resume" in err, err[-3000:]
+    assert journal_cases(run_dir) == []
+    for folder in node_folders(doomed.nodes[0]):  # what the lost machine's disk held: not ours to leave in /tmp
+        shutil.rmtree(folder)
+    code, _, err = finish(verify("run", "--resume", str(run_dir)))
+    assert code == 1 and [c["verdict"] for c in journal_cases(run_dir)] == ["error"], err[-3000:]

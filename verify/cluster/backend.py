@@ -10,9 +10,12 @@ worker would have left them (verify.cluster.shipping). So verdicts, journals, re
 Faults:
 - a node lost mid-job: Ray runs the task again on another node (`MAX_RETRIES` times); only one
   attempt's result ever reaches the driver, so a job is counted once;
-- a job lost for good (retries spent, the cluster gone): the worker is reported as killed
-  (`LOST_RETURNCODE`, SIGKILL) with the reason appended to its log, which the callers already
-  turn into an error verdict naming the log;
+- a job lost for good while the cluster still answers (its retries spent: e.g. it brought down
+  every node it ran on): the worker is reported as killed (`LOST_RETURNCODE`, SIGKILL) with the
+  reason appended to its log, which the callers already turn into an error verdict naming it;
+- the cluster itself gone (its address no longer answers): no job's fault, so no verdict:
+  `ClusterLost` (a RunStopped: the run ends as a stopped one does, the job in flight and every
+  later one unfinished, for `--resume`), said once on the log at ERROR;
 - the caller's `cancel`, or a stop of the run (SIGINT/SIGTERM): the task is cancelled, which
   interrupts the node's launcher (it kills the worker's group) and the launcher's own exception
   is raised here;
@@ -32,6 +35,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 from verify.cluster.node import NodeResult, WorkerOutcome, run_job
 from verify.cluster.shipping import deliver, pack
@@ -54,13 +58,20 @@ def shipped_environment(environ: dict[str, str] | os._Environ = os.environ) -> d
     return {k: v for k, v in environ.items() if k.startswith(SHIPPED_VARIABLE_PREFIXES) and k != PARENT_PID_VARIABLE}
 
 
-class RayBackend:
-    """verify.launcher.Backend on the Ray cluster this process is connected to (ray.init done)."""
+class ClusterLost(RunStopped):
+    """The cluster stopped answering: the jobs not finished stay to do (`--resume`)."""
 
-    def __init__(self) -> None:
+
+class RayBackend:
+    """verify.launcher.Backend on the Ray cluster this process is connected to (ray.init done);
+    `answers()` tells whether the cluster still does (a cheap check at its address)."""
+
+    def __init__(self, answers: Callable[[], bool] = lambda: True) -> None:
         import ray
 
         self._ray = ray
+        self._answers = answers
+        self._lost: ClusterLost | None = None
         # SPREAD: a job is a whole process of one CPU; spread over the nodes, jobs started one
         # after another do not queue on the driver's node while others idle.
         self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(run_job)
@@ -69,6 +80,8 @@ class RayBackend:
         folder = Path(os.path.abspath(files.folder))
         if not Path(os.path.abspath(worker.log_path)).is_relative_to(folder):
             raise ValueError(f"a cluster job's log must be in its folder {files.folder}, not {worker.log_path}")
+        if self._lost is not None:
+            raise self._lost
         try:
             self._wait_for(files.awaited, cancel)
         except (WorkerCancelled, RunStopped) as exc:  # the log a local worker would have left, saying why
@@ -84,6 +97,12 @@ class RayBackend:
             result: NodeResult = self._result(ref, cancel)
         except self._ray.exceptions.RayError as exc:  # retries spent, the cluster gone, our bug on the node
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not self._answers():
+                if self._lost is None:
+                    log.error("cluster: the Ray cluster stopped answering (%s: %s): the run stops; what did not "
+                              "finish stays to do (verify run --resume)", type(exc).__name__, reason)
+                    self._lost = ClusterLost("the Ray cluster stopped answering")
+                raise self._lost from None
             with open(worker.log_path, "a") as log_file:
                 print(f"verify.cluster: the job was lost on the cluster: {type(exc).__name__}: {reason}", file=log_file)
             return LOST_RETURNCODE

@@ -67,13 +67,20 @@ def _find_local_cluster(source: str) -> str:
                          "start it with `ray start --head`, or give its address)") from None
 
 
-def check_reachable(cluster: ClusterAddress) -> None:
+def _unanswered(cluster: ClusterAddress) -> OSError | None:
+    """Why a TCP connection to the cluster's address fails, or None: it answers."""
     try:
         with socket.create_connection((cluster.host, cluster.port), timeout=CONNECT_TIMEOUT):
-            pass
+            return None
     except OSError as exc:
+        return exc
+
+
+def check_reachable(cluster: ClusterAddress) -> None:
+    failure = _unanswered(cluster)
+    if failure is not None:
         raise UsageError(f"{cluster.source} {cluster.address}: cannot reach a Ray cluster there "
-                         f"({exc.strerror or type(exc).__name__}); nothing was run") from None
+                         f"({failure.strerror or type(failure).__name__}); nothing was run")
 
 
 @contextlib.contextmanager
@@ -105,7 +112,7 @@ def connected(cluster: ClusterAddress) -> Iterator[int]:
         cpus = int(ray.cluster_resources().get("CPU", 0))
         log.info("cluster: connected to %s: %d node(s), %d CPU(s)", cluster.address,
                  sum(1 for n in ray.nodes() if n.get("Alive")), cpus)
-        with using_backend(RayBackend()):
+        with using_backend(RayBackend(answers=lambda: _unanswered(cluster) is None)):
             yield cpus
     finally:
         ray.shutdown()
