@@ -31,9 +31,6 @@ KNOWN = {
     # recipe); generators/ belongs to the gate's owner, who is moving it (issue 31).
     ("generators.random._check", "verify.lowering.targets"),
     ("generators.random._check", "verify.lowering.quantize"),
-    # the gate's self-test plants a wrong annotation with fastpass's Entry, which fastpass.annotations
-    # exports; verify/gate/selftest.py belongs to the gate's owner.
-    ("verify.gate.selftest", "fastpass.annotations._model"),
 }
 
 
@@ -204,9 +201,6 @@ def test_a_private_module_may_be_imported_inside_its_package_only():
 # Public class names defined in more than one module, each with its owner's reason; the list only
 # shrinks (a name defined once again fails the test below: take it off).
 DEFINED_TWICE = {
-    # verify.gate.run's Divergence is an exception carrying a search's counterexample, not
-    # verify.compare's divergence point; verify/gate/ belongs to the gate's owner (issue 31).
-    "Divergence": {"verify.gate.run", "verify.compare.divergence"},
 }
 
 

@@ -38,8 +38,9 @@ from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfini
 from verify.report.verdict import Feature, GateVerdict, Verdict
 
 
-class Divergence(Exception):
-    pass
+class CounterexampleFound(Exception):
+    """Raised inside a Hypothesis search to end it at a graph that diverged (its fingerprint in
+    args[0]); not a divergence point (that is verify.compare's Divergence)."""
 
 
 _logger = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
                     failing[fp] = (spec, outcome)
                     failed = True
         if failed:  # one raise statement: Hypothesis tells failures apart by where they are raised
-            raise Divergence(fp)
+            raise CounterexampleFound(fp)
 
     wrapped = _settings(examples, out, seed)(given(strategy)(test))
     wrapped._hypothesis_internal_add_digest = key.encode()
@@ -98,11 +99,11 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
         wrapped = hypothesis.seed(seed)(wrapped)
     try:
         wrapped()
-    except Divergence as exc:
+    except CounterexampleFound as exc:
         return failing[exc.args[0]]
     except BaseException as exc:  # noqa: BLE001 - Hypothesis may wrap our exception
         for sub in getattr(exc, "exceptions", ()) or ():
-            if isinstance(sub, Divergence):
+            if isinstance(sub, CounterexampleFound):
                 return failing[sub.args[0]]
         raise
     return None, None

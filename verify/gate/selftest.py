@@ -127,8 +127,7 @@ def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
     """Every mutant the three faults give on `classes` (qualname -> pass class), in a fixed order."""
     from dataclasses import replace
 
-    from fastpass.annotations import entries, lookup
-    from fastpass.annotations._model import Entry
+    from fastpass.annotations import Entry, entries, lookup
 
     from verify.gate import passes as gp
 
