@@ -391,6 +391,35 @@ def test_claims_waive_skip_only_where_fastpass_cannot_skip():
     assert not gp.upstream_skip_covers(toy)  # a plain ExportPass: fastpass's skip is the only one
 
 
+def test_an_override_of_should_run_pass_that_only_adds_reasons_to_skip_still_covers_fastpass_skip():
+    """DecomposePermuteForU55Pass: `if not U55: return False; return super().should_run_pass(gm)`
+    skips in every call ArmOpTargetedPass's own test skips, so fastpass's skip never applies; an
+    override that may run the pass where upstream's test would not (returns True) does not cover."""
+    from executorch.backends.arm._passes import DecomposePermuteForU55Pass
+
+    from fastpass.annotations import Entry, overridden
+
+    assert gp.upstream_skip_covers(DecomposePermuteForU55Pass)
+
+    class Widens(DecomposePermuteForU55Pass):
+        def should_run_pass(self, graph_module):
+            if graph_module is None:
+                return True
+            return super().should_run_pass(graph_module)
+
+    class Narrows(DecomposePermuteForU55Pass):
+        def should_run_pass(self, graph_module):
+            if not graph_module.graph.nodes:
+                return False
+            return super().should_run_pass(graph_module)
+
+    ops = frozenset(DecomposePermuteForU55Pass.target_ops)
+    entry = Entry(ops, True, True, why="test")
+    with overridden({Widens: entry, Narrows: entry}):
+        assert not gp.upstream_skip_covers(Widens)
+        assert gp.upstream_skip_covers(Narrows)
+
+
 def test_biased_graphs_reach_passes_that_target_edge_forms():
     """A pass that targets an op in the form to_edge gives it (`expand_copy`, not `expand`) must
     still get graphs biased toward it: the split matches every form an op presents to a pass."""

@@ -230,7 +230,9 @@ def upstream_skip_covers(cls: type) -> bool:
     """True if upstream already skips the pass whenever fastpass could: an ARM op-targeted pass
     (`ArmOpTargetedPass`) returns before `call()` unless one of its `target_ops` is in the graph;
     when each of those is also a targeted op of the annotation, a call upstream lets through has a
-    targeted op, so fastpass's skip never applies (fastpass checks upstream's skip first)."""
+    targeted op, so fastpass's skip never applies (fastpass checks upstream's skip first). An
+    override of `should_run_pass` that only adds reasons to skip keeps that true
+    (`_only_narrows_should_run`)."""
     from fastpass.annotations import lookup
 
     try:
@@ -239,7 +241,7 @@ def upstream_skip_covers(cls: type) -> bool:
         return False
     if not (isinstance(cls, type) and issubclass(cls, ArmOpTargetedPass)):
         return False
-    if cls.should_run_pass is not ArmOpTargetedPass.should_run_pass:
+    if cls.should_run_pass is not ArmOpTargetedPass.should_run_pass and not _only_narrows_should_run(cls):
         return False
     upstream = set(getattr(cls, "target_ops", ()) or ())
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
@@ -305,6 +307,41 @@ def never_retraces(cls: type) -> str | None:
         return None
     return (f"its call() ({owner.__name__}.call) edits the graph in place: neither it nor its methods and "
             f"helpers reach ExportPass.call, and fastpass copies nodes only inside a retrace")
+
+
+def _only_narrows_should_run(cls: type) -> bool:
+    """Does every override of `should_run_pass` between `cls` and ArmOpTargetedPass only add
+    reasons to skip: each of its returns is `False` or `super().should_run_pass(...)`? Then it
+    runs the pass in no call ArmOpTargetedPass's own test would skip (e.g. DecomposePermuteForU55Pass:
+    `if not U55: return False; return super().should_run_pass(graph_module)`). Read from the
+    syntax tree; anything else (another return, unreadable source) is not taken as narrowing."""
+    import ast
+    import textwrap
+
+    from executorch.backends.arm._passes.arm_pass import ArmOpTargetedPass
+
+    for klass in cls.__mro__:
+        if klass is ArmOpTargetedPass:
+            return True
+        fn = vars(klass).get("should_run_pass")
+        if fn is None:
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            return False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Return):
+                continue
+            value = node.value
+            if isinstance(value, ast.Constant) and value.value is False:
+                continue
+            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                    and value.func.attr == "should_run_pass" and isinstance(value.func.value, ast.Call)
+                    and isinstance(value.func.value.func, ast.Name) and value.func.value.func.id == "super"):
+                continue
+            return False
+    return False
 
 
 _NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
