@@ -308,3 +308,15 @@ def test_missing_evidence_of_a_pass_no_graph_presents_is_unreachable():
     plain = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 0, 0, 0))})
     plain.judge(5)
     assert plain.verdict is GateVerdict.UNEXERCISED
+
+
+def test_a_claim_whose_every_feature_is_waived_is_inert():
+    """Copy not claimed and the skip claim waived (upstream's should_run_pass already skips every
+    call fastpass could): fastpass can never act in the pass, whatever the graph."""
+    why = "upstream's should_run_pass skips it whenever its target_ops (all targeted) are absent"
+    v = PassVerdict("m.P", "P", "m:P", waived={Feature.SKIP: why})
+    v.judge(5)
+    assert v.verdict is GateVerdict.INERT and v.reason == f"fastpass cannot act in it: skip not checked: {why}"
+    nothing = PassVerdict("m.P", "P", "m:P")
+    nothing.judge(5)
+    assert nothing.verdict is GateVerdict.UNEXERCISED and nothing.reason == "no feature to check"

@@ -261,9 +261,12 @@ class PassVerdict:
                                f"(pass invoked in {e.examples_invoked}{upstream}; {min_evidence} needed)"
                                + (f": {why}" if why else ""))
         notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]
-        if not claimed:
+        if not claimed and notes:  # every claimed feature is one fastpass can never use
+            self.verdict = GateVerdict.INERT
+            self.reason = "fastpass cannot act in it: " + "; ".join(notes)
+        elif not claimed:
             self.verdict = GateVerdict.UNEXERCISED
-            self.reason = "; ".join(notes) or "no feature to check"
+            self.reason = "no feature to check"
         elif missing:
             lacking = {feature for feature in claimed if self.evidence[feature].examples_with_action < min_evidence}
             if never_retraces and lacking == {Feature.COPY}:
