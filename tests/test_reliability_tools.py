@@ -486,7 +486,7 @@ def test_a_gate_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path, mon
         raise launcher.WorkerMemoryExceeded(launcher.DEFAULT_MEMORY_LIMIT, 17 * launcher.GIB)
 
     monkeypatch.setattr(workers, "launch", over_the_limit)
-    launched = workers._launch_worker({"kind": "pass"}, tmp_path / "job", 60, 0)
+    launched = workers._launch_worker({"kind": "pass", "out": str(tmp_path / "out")}, tmp_path / "job", 60, 0)
     assert launched.document is None and launched.failure.startswith("<worker-crash: memory limit>: memory limit")
     assert "limit of 16 GiB" in launched.failure
 
