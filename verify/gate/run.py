@@ -619,12 +619,12 @@ def top_up(reg: "_Registry", stage: str, active: set[str], classes: dict[str, ty
     _log(f"gate: stage {stage}: top-up for {len(turn)} pass(es), up to {share} graph(s) each "
          f"({budget} in all)")
     done = 0
+    aimed = _biased(classes, max_ops, ops, want)  # what each pass lacks is read as its turn comes
     for qn in turn:
         if done >= budget or time.monotonic() > deadline or _stopped():
             break
         if qn not in active or not reg.lacking(qn):
             continue
-        aimed = _biased(classes, max_ops, ops, want)
         done += reg.search(stage, active, lambda names, qn=qn: aimed([qn]), min(share, budget - done),
                            f":top-up:{classes[qn].__name__}", deadline=deadline,
                            until=lambda qn=qn: qn not in active or not reg.lacking(qn),
