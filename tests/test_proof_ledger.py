@@ -187,3 +187,12 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     assert _proofs.reload(path).status(PASS, lookup(cls)) is _proofs.ProofStatus.SOUND
     with pytest.raises(ValueError, match="no pass is unsound"):
         ledger.record([PassVerdict(PASS, "x", "ref", GateVerdict.UNSOUND_COPY)], {PASS: cls}, {}, "r", [PASS], path)
+    # a later focused run that proved less (unexercised, 1 example) does not take the proof back
+    weaker = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.UNEXERCISED, stage="edge-fp",
+                         evidence={Feature.COPY: Evidence(Feature.COPY, examples=30, examples_with_action=1)})
+    ledger.record([weaker], {PASS: cls}, {"examples": 30}, "later-revision", [PASS, other], path, partial=True)
+    kept = json.loads(path.read_text())["passes"][PASS]
+    assert kept["verdict"] == "sound" and kept["proven_at"] == "pass-run-revision"
+    # ... but a whole run records what it found
+    ledger.record([weaker], {PASS: cls}, {"examples": 60}, "whole-run", [PASS, other], path)
+    assert json.loads(path.read_text())["passes"][PASS]["verdict"] == "unexercised"

@@ -58,7 +58,8 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     `annotated`: the qualnames of every annotated pass now (entries of others are dropped);
     `partial`: a run of chosen passes (`--pass`), which leaves the ledger's `gated_at` (the
     revision whose every annotation was proven) as it was, and its entries keep their run's
-    settings (`gate`; a whole run's are the ledger's). Every entry written says the commit it
+    settings (`gate`; a whole run's are the ledger's), except where the ledger already holds a
+    stronger record of the same claim (`_stronger`). Every entry written says the commit it
     was proven at (`proven_at`)."""
     verdicts = list(verdicts)
     if any(v.verdict.fails for v in verdicts):
@@ -67,8 +68,11 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     keep = set(annotated)
     passes = {name: e for name, e in old_document.get("passes", {}).items() if name in keep}
     for v in verdicts:
-        passes[v.qualname] = {**entry_of(v, classes.get(v.qualname)), "proven_at": commit,
-                              **({"gate": settings} if partial else {})}
+        entry = {**entry_of(v, classes.get(v.qualname)), "proven_at": commit, **({"gate": settings} if partial else {})}
+        old = passes.get(v.qualname)
+        if partial and old is not None and _stronger(old, entry):
+            continue  # a focused run that proved less does not take back a proof of the same claim
+        passes[v.qualname] = entry
     counts = Counter(e["verdict"] for e in passes.values())
     document = {
         "format": Ledger.FORMAT,
@@ -80,6 +84,22 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     }
     atomic.write_text(path, json.dumps(document, indent=1, sort_keys=True, default=str) + "\n")
     return dict(counts)
+
+
+def _stronger(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Is `old` the better record of the same claim than `new`: `new` is not sound, and `old`
+    is, or rests on more examples with evidence (its weakest feature's). Why: a `--pass` run
+    with fewer or other graphs (one stage, 30 graphs) that did not make fastpass act proves
+    nothing against a registry run that did; only a failing verdict would, and that is never
+    recorded."""
+    if old.get("claim") != new.get("claim") or new["verdict"] == ProofStatus.SOUND.value:
+        return False
+
+    def weakest(entry: dict[str, Any]) -> int:
+        counts = [e.get("examples_with_action", 0) for e in entry.get("evidence", {}).values()]
+        return min(counts) if counts else 0
+
+    return old["verdict"] == ProofStatus.SOUND.value or weakest(old) > weakest(new)
 
 
 def _old_document(path: Path) -> dict[str, Any]:
