@@ -292,11 +292,10 @@ def main(args, default_stages) -> int:
         if args.json:  # after every mutant: a run cut short keeps what it measured
             _write(Path(args.json), partial, complete=False)
 
-    if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
-        report = self_test(proven(gp.annotated_passes()), args.mutants, seed, ci_gate(args), out, on_result=on_result,
-                           shard=args.shard)
-        return 0
     classes = proven(gp.annotated_passes())
+    if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
+        self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, shard=args.shard)
+        return 0
     expected = len(sample(derive_mutants(classes), args.mutants, seed))
     if args.jobs > 1:
         report = in_shards(args, seed, out, on_result)
