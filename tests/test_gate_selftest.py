@@ -142,3 +142,22 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
     assert [r.index for r in report.results] == [1, 2, 3, 5]  # shard 1 wrote mutant 2, died before 4
     assert sorted(r.index for r in seen) == [1, 2, 3, 5] and len(seen) == 4  # each reported once
     assert report.count(st.MutantVerdict.KILLED) == 4
+
+
+def test_a_retrace_only_entry_gets_no_widened_skip_mutant():
+    """fastpass never skips a pass whose entry names no targeted op (`_passcall._skip_reason`), so
+    claiming skip-sound for a retrace-only entry changes no lowering: it is not a mutant (it would
+    otherwise cost a whole CI gate run and read as `survived`). A copy-only entry with targeted
+    ops still gets one."""
+    from executorch.exir.pass_base import ExportPass
+
+    from fastpass.annotations import register
+
+    class RetraceOnlyToyPass(ExportPass):
+        pass
+
+    register(RetraceOnlyToyPass, frozenset(), skip_sound=False, copy_sound=True, why="test: retrace-only")
+    classes = {gp.qualname(RetraceOnlyToyPass): RetraceOnlyToyPass, **toys("UndeclaredRewritePass")}
+    faults = {(m.qualname.rsplit(".", 1)[-1], m.fault) for m in st.derive_mutants(classes)}
+    assert ("RetraceOnlyToyPass", st.Fault.WIDEN_SKIP) not in faults, faults
+    assert ("UndeclaredRewritePass", st.Fault.WIDEN_SKIP) in faults

@@ -15,8 +15,9 @@ Faults (`Fault`):
 * CLAIM_COPY: copy-sound claimed for an annotated pass that does not claim it (its reviewer
   found it edits outside its targeted ops; in executorch 1.5.1 one pass:
   DecomposeDynamicAdaptiveAvgPool2dPass);
-* WIDEN_SKIP: skip-sound claimed for a copy-only entry (a retrace-only entry has no targeted
-  ops: every call would be skipped).
+* WIDEN_SKIP: skip-sound claimed for a copy-only entry with targeted ops (fastpass would then
+  skip every call without them). A retrace-only entry (no targeted ops) gets no such mutant:
+  fastpass never skips a pass whose entry names no op, so the widened claim is the same entry.
 
 The mutants are derived from the entries the proof ledger calls sound (`proven`: where the gate
 can prove at all). A seeded sample of N mutants across them is gated in this process
@@ -149,7 +150,9 @@ def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
         if not ann.copy_sound and (ann.skip_sound or ops):
             out.append(Mutant(qn, cls, Fault.CLAIM_COPY,
                               Entry(frozenset(ops or ()), ann.skip_sound, True, why="self-test mutant"), "copy_sound=True"))
-        if ann.copy_sound and not ann.skip_sound and ops is not None:
+        # a skip claim needs targeted ops to act on: fastpass never skips a pass whose entry names
+        # none (`_passcall._skip_reason`), so widening a retrace-only entry changes no lowering
+        if ann.copy_sound and not ann.skip_sound and ops:
             out.append(Mutant(qn, cls, Fault.WIDEN_SKIP,
                               Entry(frozenset(ops), True, ann.copy_sound, why="self-test mutant"), "skip_sound=True"))
     return out
