@@ -188,3 +188,19 @@ def test_suspect_feeding_or_beside_a_targeted_node(monkeypatch, kind):
     without(monkeypatch, kind)
     blind = drawn_kinds(cls, "copy")
     assert blind[kind] * 2 <= aimed[kind], (blind, aimed)
+
+
+def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not():
+    """edge-fp lowers without quantization, so its graphs may hold the vocabulary's FLOAT_ONLY ops
+    (a float32 value and an int32 operand in one op: the only form RemoveMixedTypeOperators
+    rewrites; addmm). Without `run.stage_ops` the gate drew from the quantizable vocabulary on
+    every stage and could not present that form: RemoveMixedTypeOperators' form route was empty."""
+    from executorch.exir.passes.remove_mixed_type_operators import RemoveMixedTypeOperators
+
+    fp = run.stage_ops("edge-fp", None)
+    assert {"int_operand", "addmm"} <= set(fp)
+    assert gg.form_route(RemoveMixedTypeOperators, fp) == ["int_operand"]
+    for stage in ("quantized", "ethos-u55", "ethos-u85"):
+        assert run.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
+    assert gg.form_route(RemoveMixedTypeOperators, None) == []
+    assert run.stage_ops("edge-fp", ["relu", "add"]) == ["relu", "add"]  # --ops is the user's

@@ -161,3 +161,56 @@ def test_a_retrace_only_entry_gets_no_widened_skip_mutant():
     faults = {(m.qualname.rsplit(".", 1)[-1], m.fault) for m in st.derive_mutants(classes)}
     assert ("RetraceOnlyToyPass", st.Fault.WIDEN_SKIP) not in faults, faults
     assert ("UndeclaredRewritePass", st.Fault.WIDEN_SKIP) in faults
+
+
+def _real_mutant(pass_name: str, detail: str) -> st.Mutant:
+    import importlib
+
+    from fastpass.annotations import entries
+
+    (qn,) = [qn for qn in entries() if qn.rsplit(".", 1)[-1] == pass_name]
+    module, name = qn.rsplit(".", 1)
+    classes = {qn: getattr(importlib.import_module(module), name)}
+    (mutant,) = [m for m in st.derive_mutants(classes) if m.detail == detail]
+    return mutant
+
+
+def _killed_on(mutant: st.Mutant, spec_json: dict, stage: str) -> list[str]:
+    from fastpass.annotations import overridden
+    from generators.random._spec import GraphSpec
+    from verify.gate import check
+
+    spec = GraphSpec.from_json(json.dumps(spec_json))
+    out = []
+    for mode in ("skip", "copy"):
+        with overridden({mutant.qualname: mutant.entry}):
+            outcome = check.pipeline_example(spec, mutant.cls, mode, stage)
+        assert not outcome.vacuous, outcome.vacuous
+        if outcome.diverged:
+            out.append(mode)
+    return out
+
+
+def _then_relu(input_shape: list[int], op: str, params: dict) -> dict:
+    return {"format": 1, "input_shapes": [input_shape], "seed": 2, "outputs": [2],
+            "ops": [{"inputs": [0], "op": op, "params": params, "shape": input_shape},
+                    {"inputs": [1], "op": "relu", "params": {}, "shape": input_shape}]}
+
+
+def test_a_same_size_resize_the_vocabulary_draws_kills_the_dropped_upsample():
+    """The first real self-test's survivor: RemoveNoopPass without upsample_bilinear2d.vec was
+    called sound, because every drawn upsample doubled its size and the pass deletes only
+    same-size ones. `upsample` now draws scale 1 (generators/random/_ops.py); on such a graph
+    fastpass copies the no-op resize the stock pass deletes."""
+    mutant = _real_mutant("RemoveNoopPass", "aten.upsample_bilinear2d.vec")
+    spec = _then_relu([1, 3, 4, 5], "upsample", {"mode": "bilinear", "align_corners": False, "scale": 1})
+    assert "copy" in _killed_on(mutant, spec, "edge-fp")
+
+
+def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_type_add():
+    """The other survivor: RemoveMixedTypeOperators without add.Tensor was called sound, because
+    every drawn value was float32 and the pass casts only mixed-dtype operands. `int_operand`
+    (float targets) draws a float32 value and an int32 buffer in one add/sub/mul/div/minimum."""
+    mutant = _real_mutant("RemoveMixedTypeOperators", "aten.add.Tensor")
+    spec = _then_relu([1, 3, 4, 5], "int_operand", {"op": "add", "swap": False})
+    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]

@@ -173,11 +173,13 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # addmm(x0, n=4)). FP lowering is unaffected; the op stays usable by name.
 # as_strided: the CI sample test's derandomized draw relu -> as_strided -> a chain of relus hit a
 # RecursionError in stock INT quantization; not minimised yet.
-QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided"})
+QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
+                         "int_operand"})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
-# (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole).
-FLOAT_ONLY = frozenset({"addmm"})
+# (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;
+# int_operand: a float and an int32 value in one op, which the quantizer would annotate).
+FLOAT_ONLY = frozenset({"addmm", "int_operand"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
@@ -344,6 +346,36 @@ _binary("mul", "*", ["aten.mul.Tensor"])
 _binary("div", "/", ["aten.div.Tensor", "aten.div.Tensor_mode"], div=True)
 _binary("minimum", "minimum", ["aten.minimum.default"], scalar_ok=False)
 _binary("maximum", "maximum", ["aten.maximum.default"], scalar_ok=False)
+
+# A float value and an int32 constant in one arithmetic op: the mixed-dtype form
+# RemoveMixedTypeOperators (to_edge) casts, which float-only values never present. A literal
+# [W] int32 buffer, as models register index offsets or integer scales. Float targets only
+# (FLOAT_ONLY): on INT targets the quantizer would annotate the int operand.
+_INT_OPERAND_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "minimum": "minimum"}
+
+
+def _int_operand_ok(x):
+    return x[-1] <= _MASK_LITERAL_MAX
+
+
+def _int_operand_inst(ctx):
+    return {"op": ctx.choice(list(_INT_OPERAND_OPS)), "swap": ctx.flag()}, [], ctx.x
+
+
+def _int_operand_emit(args, params, in_shapes):
+    width = in_shapes[0][-1]
+    op = params["op"]
+    values = [1 + i % 3 if op == "div" else i % 5 - 2 for i in range(width)]  # div: no zero divisor
+    x, c = args[0], "self.{c}"
+    if params.get("swap") and op != "div":
+        x, c = c, x
+    expr = f"torch.minimum({x}, {c})" if op == "minimum" else f"{x} {_INT_OPERAND_OPS[op]} {c}"
+    return expr, [("c", (width,), values, "int32", True)]
+
+
+REGISTRY["int_operand"] = _OpDef("int_operand", ("aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
+                                                 "aten.div.Tensor", "aten.minimum.default"),
+                                 _int_operand_inst, _int_operand_emit, accepts=_int_operand_ok, kind="binary")
 
 _CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
 
@@ -646,14 +678,19 @@ def _up_ok(x):
 def _up_inst(ctx):
     mode = ctx.choice(["nearest", "bilinear"])
     align = mode == "bilinear" and ctx.flag()
+    # drawn last, so the earlier choices of a gene decode as before. Scale 1 is the same-size
+    # resize RemoveNoopPass deletes: without it no graph presents the no-op form it acts on
+    scale = ctx.choice([2, 1])
     n, c, h, w = ctx.x
-    return {"mode": mode, "align_corners": align}, [], (n, c, 2 * h, 2 * w)
+    return {"mode": mode, "align_corners": align, "scale": scale}, [], (n, c, scale * h, scale * w)
 
 
 def _up_emit(args, params, in_shapes):
+    scale = float(params.get("scale", 2))  # specs saved before the scale was drawn: 2
     if params["mode"] == "nearest":
-        return f"F.interpolate({args[0]}, scale_factor=2.0, mode='nearest')", []
-    return f"F.interpolate({args[0]}, scale_factor=2.0, mode='bilinear', align_corners={params['align_corners']})", []
+        return f"F.interpolate({args[0]}, scale_factor={scale}, mode='nearest')", []
+    return (f"F.interpolate({args[0]}, scale_factor={scale}, mode='bilinear', "
+            f"align_corners={params['align_corners']})", [])
 
 
 REGISTRY["upsample"] = _OpDef("upsample", ("aten.upsample_nearest2d.vec", "aten.upsample_bilinear2d.vec"),

@@ -182,6 +182,11 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                                                "retrace-only annotation, but the pass (which the permute/view "
                                                "propagation passes call directly) retraces only when it removes "
                                                "permutes that enclose an elementwise region"),
+    "RemoveMixedTypeOperators": (("int_operand",),
+                                 "retraces every graph, but rewrites only an add/sub/mul/div/minimum whose "
+                                 "operands differ in dtype (it casts one): int_operand's float32 value and "
+                                 "int32 buffer; every other vocabulary value is float32. Float targets only "
+                                 "(on INT the quantizer would annotate the int operand)"),
     "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
                                "the pass runs 4th in the pipeline: fastpass can copy only nodes an earlier "
                                "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "

@@ -198,6 +198,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         v.verdict, v.reason = GateVerdict.ERROR, f"cannot decide how to run it: {exc}"
         return v
     unsound = []
+    ops = stage_ops(stage, ops)
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
@@ -514,6 +515,22 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     return strategy_of
 
 
+def stage_ops(stage: str, ops: list[str] | None) -> list[str] | None:
+    """The vocabulary a stage draws from: `ops` (--ops) if given; on a float stage (a target lowered
+    without quantization: edge-fp) every op including ``generators.random``'s FLOAT_ONLY ones (an
+    int32 operand, addmm), which only quantized targets cannot take; else the default vocabulary
+    (None). Without them the gate never drew a mixed-dtype operand, the only form
+    RemoveMixedTypeOperators rewrites, and called a wrong annotation of it sound."""
+    from generators.random import ops_in_vocabulary
+    from generators.random.reach import INT_TARGETS
+
+    from verify.gate.stages import STAGE_TARGETS
+
+    if ops is not None or STAGE_TARGETS[stage] in INT_TARGETS:
+        return ops
+    return list(ops_in_vocabulary(float_target=True))
+
+
 def stage_seed(seed: int | None, stage: str) -> int | None:
     """A stage's own Hypothesis seed: fixed by --seed and the stage alone, so a stage draws the same
     graphs whichever stages run with it, in whichever order or worker (-j 1 and -j N alike).
@@ -538,6 +555,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     from verify.gate.graphs import vocabulary_split
 
     stage = plan.stage
+    ops = stage_ops(stage, ops)
     reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence, checkpoint)
     active = set(classes)
     for v in reg.verdicts.values():
