@@ -214,3 +214,39 @@ def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_
     mutant = _real_mutant("RemoveMixedTypeOperators", "aten.add.Tensor")
     spec = _then_relu([1, 3, 4, 5], "int_operand", {"op": "add", "swap": False})
     assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+
+
+def test_a_sample_spreads_over_the_entries_before_it_repeats_one():
+    """40 mutants from the real registry fall on at least 30 entries (the issue's floor): within a
+    fault the sample takes every entry once before any twice. A plain shuffle drew RemoveNoopPass,
+    which targets the most ops, six times in 40 (27 entries)."""
+    classes = st.proven(gp.annotated_passes())
+    chosen = st.sample(st.derive_mutants(classes), 40, seed=0)
+    assert len(chosen) == 40 and len({m.qualname for m in chosen}) >= 30
+
+
+def test_an_op_no_lowering_graph_holds_is_an_equivalent_drop_with_its_argument():
+    """Dropping an in-place overload (export functionalizes) or the ATen form of a view op from a
+    pass that sees edge graphs only (to_edge made it the *_copy form, still targeted) cannot change
+    a lowering: equivalent, with the argument. A real rewrite's op is not."""
+    assert "in-place" in st.equivalence(_real_mutant("DecomposeDivPass", "aten.div_.Tensor"))
+    view = st.equivalence(_real_mutant("ConvertPermuteSingletonToViewPass", "aten.permute.default"))
+    assert view and "permute_copy" in view
+    assert st.equivalence(_real_mutant("DecomposeSignPass", "aten.sign.default")) is None
+
+
+def test_a_dropped_op_no_drawn_graph_can_hold_is_unpresentable_and_not_gated(tmp_path):
+    """A dropped op that no vocabulary op presents (and no earlier pass produces) cannot be put in
+    front of the pass by any search: `unpresentable`, outside the score, and the gate is not run."""
+    gap = _real_mutant("MemoryFormatOpsPass", "aten.empty.memory_format")
+    assert st.presentable(gap)
+    assert st.presentable(_real_mutant("RemoveNoopPass", "aten.upsample_bilinear2d.vec")) is None
+    assert st.presentable(_real_mutant("ConvertFullLikeToFullPass", "aten.full_like.default")) is None  # produced
+
+    def gate(*_):
+        raise AssertionError("an unpresentable mutant was gated")
+
+    result = st.run_mutant(1, gap, gate, tmp_path, 0)
+    assert result.verdict is st.MutantVerdict.UNPRESENTABLE
+    report = st.SelfTestReport([result])
+    assert report.score is None and report.to_dict()["unpresentable"] == 1

@@ -60,6 +60,9 @@ class MutantVerdict(str, Enum):
     KILLED = "killed"  # the gate fails CI on it (unsound, or error)
     SURVIVED = "survived"  # the gate passes it (sound, unexercised, untested)
     EQUIVALENT = "equivalent"  # the wrong claim cannot change any lowering (argument recorded)
+    # no graph the gate draws can hold the dropped op (`presentable`): a gap of the generators'
+    # vocabulary, listed with the run, not a miss of the search; outside the score, not gated
+    UNPRESENTABLE = "unpresentable"
 
     def __str__(self) -> str:
         return self.value
@@ -119,7 +122,8 @@ class SelfTestReport:
 
     def to_dict(self) -> dict:
         return {"killed": self.count(MutantVerdict.KILLED), "survived": self.count(MutantVerdict.SURVIVED),
-                "equivalent": self.count(MutantVerdict.EQUIVALENT), "score": self.score,
+                "equivalent": self.count(MutantVerdict.EQUIVALENT),
+                "unpresentable": self.count(MutantVerdict.UNPRESENTABLE), "score": self.score,
                 "threshold": self.threshold, "passed": self.passed,
                 "mutants": [r.to_dict() for r in self.results]}
 
@@ -160,11 +164,22 @@ def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
 
 def sample(mutants: list[Mutant], n: int, seed: int) -> list[Mutant]:
     """A seeded sample of `n` mutants, spread across the faults (round-robin over the faults'
-    shuffled lists), so that a small N still exercises each fault."""
+    lists), so that a small N still exercises each fault, and within a fault across the entries
+    (a shuffled round-robin over them: every entry once before any twice), so that 40 mutants
+    measure the gate on as many passes as they can, not on the one with the most targeted ops."""
     rng = random.Random(seed)
-    by_fault = {fault: [m for m in mutants if m.fault is fault] for fault in Fault}
-    for group in by_fault.values():
-        rng.shuffle(group)
+    by_fault = {}
+    for fault in Fault:
+        by_entry: dict[str, list[Mutant]] = {}
+        for m in mutants:
+            if m.fault is fault:
+                by_entry.setdefault(m.qualname, []).append(m)
+        groups = list(by_entry.values())
+        rng.shuffle(groups)
+        for group in groups:
+            rng.shuffle(group)
+        spread = [group[i] for i in range(max(map(len, groups), default=0)) for group in groups if i < len(group)]
+        by_fault[fault] = spread[::-1]  # popped from the end
     out: list[Mutant] = []
     while len(out) < n and any(by_fault.values()):
         for fault in Fault:
@@ -178,11 +193,27 @@ def equivalence(mutant: Mutant) -> str | None:
 
     A widened skip claim is inert when upstream's own `should_run_pass` already skips every call
     without one of the targeted ops (`passes.upstream_skip_covers`): fastpass checks upstream's
-    skip first, so its own skip never applies."""
+    skip first, so its own skip never applies. A dropped op is never in a graph the pass sees
+    when it is an in-place overload (torch.export functionalizes the program), or the ATen form
+    of a view op for a pass that runs on edge graphs only (to_edge has made it the ``*_copy`` form,
+    which the entry still targets)."""
     from fastpass.annotations import overridden
 
+    from generators.random.reach import RUN_OUTSIDE_MANAGERS, _VIEW_OPS
+
+    from verify.gate import check
     from verify.gate import passes as gp
 
+    if mutant.fault is Fault.DROP_TARGETED_OP:
+        namespace, op, _ = (mutant.detail.split(".") + ["", ""])[:3]
+        if namespace == "aten" and op.endswith("_") and not op.startswith("_"):
+            return (f"{mutant.detail} is an in-place overload: torch.export functionalizes the program, so no "
+                    "graph a lowering's passes see holds it")
+        kept = {gp.op_name(o) for o in mutant.entry.ops}
+        edge_only = not check.aten_level(mutant.cls) and mutant.cls.__name__ not in RUN_OUTSIDE_MANAGERS
+        if namespace == "aten" and op in _VIEW_OPS and edge_only and f"aten.{op}_copy.{_}" in kept:
+            return (f"{mutant.detail} is the ATen form of a view op; the pass runs on edge graphs only, where "
+                    f"to_edge has made it aten.{op}_copy.{_}, which the entry still targets")
     if mutant.fault is Fault.WIDEN_SKIP:
         with overridden({mutant.qualname: mutant.entry}):
             if gp.upstream_skip_covers(mutant.cls):
@@ -228,6 +259,21 @@ def ci_gate(args) -> GateRun:
     return gate
 
 
+def presentable(mutant: Mutant) -> str | None:
+    """None if a graph the gate draws can hold what `mutant` changed; else why not. A dropped op
+    must be presented by a vocabulary op (any stage's, `reach.presented_ops`) or produced from one
+    by an earlier pass (`reach.PRODUCED_IN_PIPELINE`): otherwise no search, aimed or not, can
+    put it in front of the pass, and the mutant measures the vocabulary, not the search."""
+    from generators.random import ops_in_vocabulary
+    from generators.random.reach import PRODUCED_IN_PIPELINE, presented_ops
+
+    if mutant.fault is not Fault.DROP_TARGETED_OP or mutant.cls.__name__ in PRODUCED_IN_PIPELINE:
+        return None
+    if any(mutant.detail in presented_ops(e) for e in ops_in_vocabulary(float_target=True).values()):
+        return None
+    return f"no vocabulary op presents {mutant.detail} and no earlier pass produces it from one"
+
+
 def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult:
     from fastpass.annotations import overridden
 
@@ -236,6 +282,10 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
     if argument is not None:
         return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail, MutantVerdict.EQUIVALENT,
                             argument=argument)
+    gap = presentable(mutant)
+    if gap is not None:
+        return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail, MutantVerdict.UNPRESENTABLE,
+                            reason=gap)
     with overridden({mutant.qualname: mutant.entry}):
         v = gate({mutant.qualname: mutant.cls}, out, seed)
     killed = v.verdict.fails
@@ -270,7 +320,8 @@ def table(report: SelfTestReport) -> str:
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row[:5], widths)) + "  " + str(row[5]) for row in rows]
     score = "-" if report.score is None else f"{report.score:.0%}"
     lines.append(f"self-test: killed {report.count(MutantVerdict.KILLED)}, survived "
-                 f"{report.count(MutantVerdict.SURVIVED)}, equivalent {report.count(MutantVerdict.EQUIVALENT)}; "
+                 f"{report.count(MutantVerdict.SURVIVED)}, equivalent {report.count(MutantVerdict.EQUIVALENT)}, "
+                 f"unpresentable {report.count(MutantVerdict.UNPRESENTABLE)}; "
                  f"score {score} (threshold {report.threshold:.0%}): {'pass' if report.passed else 'FAIL'}")
     return "\n".join(lines)
 
