@@ -205,6 +205,9 @@ def equivalence(mutant: Mutant) -> str | None:
     from verify.gate import passes as gp
 
     if mutant.fault is Fault.DROP_TARGETED_OP:
+        if not mutant.entry.ops and not mutant.entry.copy_sound:
+            return (f"{mutant.detail} was the entry's only targeted op and it claims skip only: fastpass never "
+                    "skips a pass whose entry names no op, so the mutant entry is never used")
         namespace, op, _ = (mutant.detail.split(".") + ["", ""])[:3]
         if namespace == "aten" and op.endswith("_") and not op.startswith("_"):
             return (f"{mutant.detail} is an in-place overload: torch.export functionalizes the program, so no "
