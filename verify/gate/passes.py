@@ -247,16 +247,27 @@ def upstream_skip_covers(cls: type) -> bool:
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
 
 
-def _reaches_export_call(source: str) -> bool:
-    """Does this code call ExportPass.call: `super().call(...)`, `ExportPass.call(...)` or a
-    name of ExportPass's retracing base (`_ExportPassBase...`)? Read from the syntax tree, so
-    that words in docstrings and comments do not count."""
+def _syntax_tree(code: Any):
+    """The syntax tree of `code` (source text, or a function/class whose source is read), or None
+    when it cannot be read or parsed. Both readers of pass code below decide from the tree, so
+    that words in docstrings and comments do not count; each decides what unreadable code means."""
     import ast
     import textwrap
 
     try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:
+        source = code if isinstance(code, str) else inspect.getsource(code)
+        return ast.parse(textwrap.dedent(source))
+    except (OSError, TypeError, SyntaxError):
+        return None
+
+
+def _reaches_export_call(source: str) -> bool:
+    """Does this code call ExportPass.call: `super().call(...)`, `ExportPass.call(...)` or a
+    name of ExportPass's retracing base (`_ExportPassBase...`)?"""
+    import ast
+
+    tree = _syntax_tree(source)
+    if tree is None:
         return True  # unreadable: assume it may retrace
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == "_ExportPassBase":
@@ -316,7 +327,6 @@ def _only_narrows_should_run(cls: type) -> bool:
     `if not U55: return False; return super().should_run_pass(graph_module)`). Read from the
     syntax tree; anything else (another return, unreadable source) is not taken as narrowing."""
     import ast
-    import textwrap
 
     from executorch.backends.arm._passes.arm_pass import ArmOpTargetedPass
 
@@ -326,9 +336,8 @@ def _only_narrows_should_run(cls: type) -> bool:
         fn = vars(klass).get("should_run_pass")
         if fn is None:
             continue
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-        except (OSError, TypeError, SyntaxError):
+        tree = _syntax_tree(fn)
+        if tree is None:
             return False
         for node in ast.walk(tree):
             if not isinstance(node, ast.Return):
