@@ -116,7 +116,7 @@ def test_random_graphs_are_verified_alongside_models(tmp_path):
     assert code == 0
     assert report["run"]["calibration"] == "minmax"
     (job,) = (tmp_path / "out").glob("*/pinned.job.json")
-    assert json.loads(job.read_text())["calibration"] == "minmax"  # what the worker quantizes with
+    assert json.loads(job.read_text())["settings"]["calibration"] == "minmax"  # what the worker quantizes with
 
 
 def test_unknown_calibration_is_a_usage_error(tmp_path):

@@ -337,6 +337,7 @@ def test_a_full_disk_mid_run_stops_it_resumably_and_writes_the_other_reports(tmp
 def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_path, monkeypatch):
     """The harness's own writes in a case (the job file, the worker's log) refused: the run stops;
     the case is not recorded as an error that --resume would skip."""
+    from verify import launcher
     from verify.run import runner
     from verify.cases import Case
     from verify.output_paths import CannotWrite
@@ -345,7 +346,7 @@ def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_p
         open(log_path, "a").close()  # as the launcher opens the worker's log
         return 0
 
-    monkeypatch.setattr(runner, "launch", launch)
+    monkeypatch.setattr(launcher, "launch", launch)
     run_dir, case = tmp_path / "run", Case(TINY_PATH, "tosa-int")
     options = runner.RunOptions(out_dir=run_dir, null_seed=None)
     with monkeypatch.context() as patch:

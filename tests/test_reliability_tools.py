@@ -481,12 +481,13 @@ def test_a_gate_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path, mon
     """The limit is on every launch; the gate must turn a breach into a verdict, not a traceback."""
     from verify import launcher
     from verify.gate import workers
+    from verify.jobs import JobKind
 
     def over_the_limit(module, args, **kwargs):
         raise launcher.WorkerMemoryExceeded(launcher.DEFAULT_MEMORY_LIMIT, 17 * launcher.GIB)
 
-    monkeypatch.setattr(workers, "launch", over_the_limit)
-    launched = workers._launch_worker({"kind": "pass", "out": str(tmp_path / "out")}, tmp_path / "job", 60, 0)
+    monkeypatch.setattr(launcher, "launch", over_the_limit)
+    launched = workers._launch_worker(JobKind.GATE_PASS, {"out": str(tmp_path / "out")}, tmp_path / "job", 60, 0)
     assert launched.document is None and launched.failure.startswith("<worker-crash: memory limit>: memory limit")
     assert "limit of 16 GiB" in launched.failure
 

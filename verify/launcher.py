@@ -11,11 +11,11 @@ group is killed
 
 Only a process that leaves the group on purpose (setsid) escapes; nothing here can follow it.
 
-Two kinds of worker: a module of ours (`launch`), which calls `die_with_parent` itself, and
-any other command (`launch_command`, e.g. `python -m pytest ...` for verify.peer), which cannot:
-it is started under `python -m verify.launcher COMMAND...`, a small parent that arms
-`die_with_parent` and then runs the command in its own group, so the guarantees above hold for
-it and everything it starts (pytest-xdist workers included).
+Every worker is the one entry point, `python -m verify.jobs.worker JOB` (verify.jobs: a typed
+job, its handler, its result), which calls `die_with_parent` first; `launch_command` runs any
+other command (e.g. `python -m pytest ...` for verify.peer) as a command job of that entry point,
+a small parent that arms `die_with_parent` and then runs the command in its own group, so the
+guarantees above hold for it and everything it starts (pytest-xdist workers included).
 
 Every worker group is also under a memory limit (`memory_limit`, default `DEFAULT_MEMORY_LIMIT`):
 the group's resident set, summed over its processes, read from /proc while the launcher waits.
@@ -116,11 +116,11 @@ class RunStopped(Exception):
 
 @dataclass(frozen=True)
 class Worker:
-    """One worker process to run, wherever it runs: `python -m module *args`, or (module None)
-    any command `args` under `python -m verify.launcher`. `env` is added to the environment of
+    """One worker process to run, wherever it runs: `python -m module *args` (the module:
+    verify.jobs.worker, but for the launcher's own tests). `env` is added to the environment of
     the machine it runs on (the pinned PYTHONHASHSEED)."""
 
-    module: str | None
+    module: str
     args: tuple[str, ...]
     log_path: Path
     env: dict[str, str] = field(default_factory=dict)
@@ -175,14 +175,18 @@ def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] 
                      files, cancel)
 
 
-def launch_command(command: list[str], *, log_path: Path, env: dict[str, str] | None = None,
+def launch_command(command: list[str], *, log_path: Path, hash_seed: int | str | None = None,
                    timeout: float | None, cancel: threading.Event | None = None,
                    memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
                    files: JobFiles | None = None) -> int:
-    """Run any `command` as a worker (same guarantees and exceptions as `launch`): under
-    `python -m verify.launcher`, which dies with us and takes the command's group with it."""
-    return _dispatch(Worker(None, tuple(map(str, command)), log_path, dict(env or {}), timeout, memory_limit, cwd),
-                     files, cancel)
+    """Run any `command` as a worker (same guarantees and exceptions as `launch`): a command job
+    of verify.jobs, which dies with us and takes the command's group with it. `hash_seed`: its
+    PYTHONHASHSEED (None: ours)."""
+    from verify.jobs import Job, JobKind, execute
+
+    job = Job(JobKind.COMMAND, {"argv": list(map(str, command))}, log_path, hash_seed, timeout, memory_limit, cwd,
+              files=files)
+    return execute(job, cancel).returncode
 
 
 def _dispatch(worker: Worker, files: JobFiles | None, cancel: threading.Event | None) -> int:
@@ -196,7 +200,7 @@ def _dispatch(worker: Worker, files: JobFiles | None, cancel: threading.Event | 
 
 def run_here(worker: Worker, cancel: threading.Event | None = None) -> int:
     """Run `worker` on this machine (see `launch`): what a backend's node calls too."""
-    argv = [sys.executable, "-m", worker.module or __name__, *worker.args]
+    argv = [sys.executable, "-m", worker.module, *worker.args]
     return _run(argv, log_path=worker.log_path, env=worker.env, timeout=worker.timeout, cancel=cancel,
                 memory_limit=worker.memory_limit, cwd=worker.cwd)
 
@@ -352,15 +356,3 @@ def die_with_parent() -> None:
                 kill_own_group()
 
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
-
-
-def _run_command_as_worker(command: list[str]) -> int:
-    """`python -m verify.launcher COMMAND...` (see `launch_command`): die with the launching
-    process, run COMMAND in this group, exit as it did."""
-    die_with_parent()
-    returncode = subprocess.call(command)
-    return 128 - returncode if returncode < 0 else returncode
-
-
-if __name__ == "__main__":
-    sys.exit(_run_command_as_worker(sys.argv[1:]))

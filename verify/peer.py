@@ -308,7 +308,7 @@ def probe_collection(files: list[Path], settings: PeerSettings) -> Collected:
     log_path = out / "collect.log"
     print(f"[collect] {len(files)} test files, collected once up front; log {log_path}", flush=True)
     try:
-        code = launch_command(command, log_path=log_path, env={"PYTHONHASHSEED": str(settings.hash_seed)},
+        code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
                               timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit)
     except WorkerMemoryExceeded as exc:
         raise RuntimeError(f"[collect] {exc}; log {log_path}") from None
@@ -383,7 +383,7 @@ def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) ->
     print(f"[{name}] {' '.join(command)}\n[{name}] progress: {log_path}", flush=True)
     started = time.perf_counter()
     try:
-        code = launch_command(command, log_path=log_path, env={"PYTHONHASHSEED": str(settings.hash_seed)},
+        code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
                               timeout=None, cwd=settings.out, memory_limit=settings.group_memory_limit)
     except WorkerMemoryExceeded as exc:
         return JobEnd(name, None, started, time.perf_counter(), f"{exc}; log {log_path}")

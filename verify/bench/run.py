@@ -9,7 +9,6 @@ different output is a failure, not a result.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import tempfile
@@ -58,28 +57,26 @@ Lowering = Callable[[BenchOptions, BenchCase, Mode, tuple[str, ...], str], Worke
 
 def lower_in_fresh_process(options: BenchOptions, case: BenchCase, mode: Mode, features: tuple[str, ...],
                            tag: str) -> WorkerRun:
-    """One lowering in a fresh process, started by verify.launcher like every harness worker
-    (own process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
-    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout, launch
-    from verify.report.atomic import write_text
+    """One lowering in a fresh process: a bench-lowering job (verify.jobs, its handler
+    verify.bench.worker.run_job), started by verify.launcher like every harness worker (own
+    process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
+    from verify.jobs import Job, JobKind, execute
+    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout
 
-    job = {"model": case.model.worker_reference, "target": case.target, "mode": mode.value,
-           "features": list(features)}
-    job_path, out_path = options.work_dir / f"{tag}.job.json", options.work_dir / f"{tag}.out.json"
-    write_text(job_path, json.dumps(job))
-    log_path = options.work_dir / f"{tag}.log"
+    settings = {"model": case.model.worker_reference, "target": case.target, "mode": mode.value,
+                "features": list(features)}
+    job = Job(JobKind.BENCH_LOWERING, settings, options.work_dir / f"{tag}.log", hash_seed=options.hash_seed,
+              timeout=options.timeout, memory_limit=options.memory_limit)
     try:
-        returncode = launch("verify.bench.worker", [str(job_path), str(out_path)], log_path=log_path,
-                            env={"PYTHONHASHSEED": str(options.hash_seed)}, timeout=options.timeout,
-                            memory_limit=options.memory_limit)
+        ended = execute(job)
     except WorkerTimeout:
         raise BenchError(f"{tag}: timed out after {options.timeout:.0f} s") from None
     except WorkerMemoryExceeded as exc:
-        raise BenchError(f"{tag}: {exc}; log {log_path}") from None
-    if returncode != 0 or not out_path.exists():
-        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-20:])
-        raise BenchError(f"{tag}: lowering process failed (exit {returncode}); log tail:\n{tail}")
-    return WorkerRun.from_json(json.loads(out_path.read_text()))
+        raise BenchError(f"{tag}: {exc}; log {job.log_path}") from None
+    if ended.returncode != 0 or not ended.written:
+        tail = "\n".join(job.log_path.read_text(errors="replace").splitlines()[-20:])
+        raise BenchError(f"{tag}: lowering process failed (exit {ended.returncode}); log tail:\n{tail}")
+    return WorkerRun.from_json(ended.read())
 
 
 def ablation_configs() -> list[tuple[str, tuple[str, ...]]]:

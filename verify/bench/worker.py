@@ -1,15 +1,15 @@
-"""One timed lowering in a fresh process: `python -m verify.bench.worker JOB.json OUT.json`.
+"""One timed lowering in a fresh process: the bench-lowering job's handler (`run_job`, run by
+`python -m verify.jobs.worker`; its result a `verify.bench.results.WorkerRun` as JSON).
 
 A fresh process per lowering, because the first lowering in a process also pays warm-up
 (imports, caches) and a second one would flatter whichever mode ran second. The program is
 quantized here, outside the timed region, from a seeded factory; its digest proves both
-modes lowered the same quantized program. OUT.json is a `verify.bench.results.WorkerRun`.
+modes lowered the same quantized program.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import resource
 import sys
@@ -101,10 +101,6 @@ def run(job: dict) -> WorkerRun:
     )
 
 
-if __name__ == "__main__":
-    from verify.launcher import die_with_parent
-    from verify.report.atomic import write_text
 
-    die_with_parent()
-    job = json.loads(Path(sys.argv[1]).read_text())
-    write_text(Path(sys.argv[2]), json.dumps(run(job).to_json()))
+def run_job(job: dict) -> dict:
+    return run(job).to_json()

@@ -5,8 +5,8 @@ that process (an address a freed graph left, a cache some earlier test filled), 
 alone. Such a divergence is a bug all the same (in fastpass or in the harness), but a different
 one from a divergence the call makes wherever it runs, and a reader of the report must tell them
 apart at once rather than by replaying by hand. So before a divergence is reported, its saved
-reproducer is replayed in a fresh process under the same hash seed (`python -m
-verify.crosscheck.fresh FILE OUT`, started by verify.launcher like every worker), and the
+reproducer is replayed in a fresh process under the same hash seed (a crosscheck-replay job of
+verify.jobs, its handler `run_job`, started by verify.launcher like every worker), and the
 record says what that process found: `reproduced` (divergent there too), not reproduced
 (identical there: the divergence depends on this process's history), or why it could not run.
 
@@ -16,9 +16,7 @@ process (`Settings.fresh_recheck` off there).
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,42 +61,33 @@ def recheck_in_fresh_process(reproducer_path: Path, hash_seed: str | None,
                              timeout: float = TIMEOUT_SECONDS) -> FreshRecheck:
     """Replay the reproducer at `reproducer_path` in a fresh worker process under `hash_seed`
     (this process's seed when None). Never raises: a recheck that cannot run says so."""
-    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout, launch
+    from verify.jobs import Job, JobKind, execute
+    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout
 
     folder = Path(tempfile.mkdtemp(prefix="fresh-recheck-", dir=reproducer_path.parent))
-    out, log_path = folder / "result.json", folder / "replay.log"
     seed = hash_seed if hash_seed is not None else os.environ.get("PYTHONHASHSEED", "0")
+    job = Job(JobKind.CROSSCHECK_REPLAY, {"reproducer": str(reproducer_path)}, folder / "replay.log", hash_seed=seed,
+              timeout=timeout)
     try:
-        status = launch(__name__, [str(reproducer_path), str(out)], log_path=log_path,
-                        env={"PYTHONHASHSEED": seed}, timeout=timeout)
+        ended = execute(job)
     except (WorkerTimeout, WorkerMemoryExceeded) as exc:
-        return FreshRecheck(None, error=f"{exc} (log: {log_path})")
+        return FreshRecheck(None, error=f"{exc} (log: {job.log_path})")
     except Exception as exc:  # noqa: BLE001 - the divergence stands; only the recheck is lost
         return FreshRecheck(None, error=f"{type(exc).__name__}: {exc}")
-    if not out.is_file():
-        return FreshRecheck(None, error=f"the replay exited {status} without a result (log: {log_path})")
-    found = json.loads(out.read_text())
+    if not ended.written:
+        return FreshRecheck(None, error=f"the replay exited {ended.returncode} without a result (log: {job.log_path})")
+    found = ended.read()
     return FreshRecheck(Verdict(found["verdict"]), found.get("first_divergent_pass"), found.get("error"))
 
 
-def main(argv: list[str]) -> int:
-    """The worker: replay the reproducer `argv[0]`, write what was found to `argv[1]` (JSON)."""
-    from verify.launcher import die_with_parent
-
-    die_with_parent()
+def run_job(job: dict) -> dict:
+    """The worker's handler: replay the reproducer `job["reproducer"]`; what was found (JSON)."""
     from verify.crosscheck.reproducer import replay
     from verify.report.reproducer import load
 
-    path, out = Path(argv[0]), Path(argv[1])
     try:
-        replayed = replay(load(path))
-        found = {"verdict": replayed.verdict.value, "first_divergent_pass": replayed.first_divergent_pass,
-                 "error": "; ".join(replayed.details) if replayed.verdict is Verdict.ERROR else None}
+        replayed = replay(load(Path(job["reproducer"])))
+        return {"verdict": replayed.verdict.value, "first_divergent_pass": replayed.first_divergent_pass,
+                "error": "; ".join(replayed.details) if replayed.verdict is Verdict.ERROR else None}
     except Exception as exc:  # noqa: BLE001 - written down for the parent, which reports it
-        found = {"verdict": Verdict.ERROR.value, "first_divergent_pass": None, "error": f"{type(exc).__name__}: {exc}"}
-    out.write_text(json.dumps(found))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+        return {"verdict": Verdict.ERROR.value, "first_divergent_pass": None, "error": f"{type(exc).__name__}: {exc}"}

@@ -1,16 +1,17 @@
-"""One gate job in a process of its own: `python -m verify.gate.worker JOB.json`.
+"""The gate's job handlers, each run in a process of its own by `python -m verify.jobs.worker`.
 
-Started by verify.gate.workers through verify.launcher (own process group, pinned hash seed,
-log file, timeout, killed with the gate). The job is one of two kinds:
+Started by verify.gate.workers as verify.jobs jobs (own process group, pinned hash seed, log
+file, timeout, killed with the gate). Two kinds:
 
-- `pass`: one pass's check, `verify.gate.run.gate_pass`; the verdict is written as JSON
-  (`PassVerdict.to_json`) to the job's `result` path, and the verdict so far, after every
-  example, to its `partial` path;
-- `stage`: one stage's search of a registry run, `verify.gate.run.search_stage`; written as
-  `{"stage": ..., "verdicts": {key: PassVerdict.to_json()}}` (each pass's verdict for this
-  stage alone, plus the stage's own error entries), and in the same form, after every graph,
-  to the job's `partial` path: the evidence so far, which the gate keeps when this worker is
-  killed (stop, timeout) or dies before its result.
+- `JobKind.GATE_PASS` (`run_pass_job`): one pass's check, `verify.gate.run.gate_pass`; its
+  result is the verdict as JSON (`PassVerdict.to_json`), and the verdict so far, after every
+  example, is written to the job's `partial` path;
+- `JobKind.GATE_STAGE` (`run_stage_job`): one stage's search of a registry run,
+  `verify.gate.run.search_stage`; its result is `{"stage": ..., "verdicts": {key:
+  PassVerdict.to_json()}}` (each pass's verdict for this stage alone, plus the stage's own error
+  entries), written in the same form, after every graph, to the job's `partial` path: the
+  evidence so far, which the gate keeps when this worker is killed (stop, timeout) or dies
+  before its result.
 
 Either is the same search and verdict as in-process; the parent rebuilds the dataclasses with
 `PassVerdict.from_json`. A worker that dies before writing its result leaves the parent to give
@@ -29,16 +30,13 @@ import contextlib
 import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
-
-from verify.launcher import die_with_parent
 
 FAULT_VARIABLE = "VERIFY_GATE_WORKER_FAULT"
 FAULT_EXIT_STATUS = 3
 
-log = logging.getLogger("verify.gate.worker")  # not __name__: run with -m, that is "__main__"
+log = logging.getLogger(__name__)
 
 
 def _inject_fault(pass_name: str) -> None:
@@ -56,7 +54,18 @@ def _inject_fault(pass_name: str) -> None:
     raise ValueError(f"{FAULT_VARIABLE}: unknown fault {fault!r} for {pass_name} (exit or hang)")
 
 
-def run_job(job: dict) -> None:
+def _begin(job: dict) -> None:
+    """Before the search: the harness's own records to the events file, relayed to the parent's
+    terminal (other libraries' import-time warnings, the same in every worker, stay in the log
+    file); then the test-only fault, before torch is imported (a faulty worker costs a second)."""
+    from verify.gate.events import EventFile
+
+    logging.getLogger("verify").addHandler(EventFile(Path(job["events"])))
+    _inject_fault(job["name"])
+
+
+def run_pass_job(job: dict) -> dict:
+    _begin(job)
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
@@ -82,10 +91,11 @@ def run_job(job: dict) -> None:
         cls, job["ref"], job["examples"], stage, Path(job["out"]), job["seed"], how=how,
         max_ops=job["max_ops"], shrink_seconds=job["shrink_seconds"], ops=job["ops"],
         min_evidence=job["min_evidence"], checkpoint=checkpoint)
-    write_text(Path(job["result"]), json.dumps(verdict.to_json(), indent=1, default=str))
+    return verdict.to_json()
 
 
-def run_stage_job(job: dict) -> None:
+def run_stage_job(job: dict) -> dict:
+    _begin(job)
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
@@ -101,35 +111,15 @@ def run_stage_job(job: dict) -> None:
     not_after = None if job["not_after_in"] is None else time.monotonic() + job["not_after_in"]
     plan = run.StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
                          job["seconds"], not_after, job["seed"])
-    def document(verdicts: dict) -> str:
-        return json.dumps({"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}},
-                          default=str)
+    def document(verdicts: dict) -> dict:
+        return {"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}}
 
     # After every graph: the evidence so far, for the gate to keep if this worker is killed (a stop,
     # its timeout) or dies before its result. Atomic, so whenever it is killed the last one is whole.
     partial = Path(job["partial"]) if job.get("partial") else None
-    checkpoint = None if partial is None else (lambda verdicts: write_text(partial, document(verdicts)))
+    checkpoint = None if partial is None else (
+        lambda verdicts: write_text(partial, json.dumps(document(verdicts), default=str)))
     verdicts = run.search_stage(plan, classes, Path(job["out"]), job["max_ops"], job["shrink_seconds"],
                                 job["ops"], job["min_evidence"], checkpoint=checkpoint)
-    write_text(Path(job["result"]), document(verdicts))
+    return document(verdicts)
 
-
-def main(job_path: str) -> None:
-    from verify import verbosity
-    from verify.gate.events import EventFile
-
-    job = json.loads(Path(job_path).read_text())
-    verbosity.configure(job["log_level"])  # stderr: the worker's log file
-    # ... and the harness's own records for the parent's terminal (other libraries' import-time
-    # warnings, the same in every worker, stay in the log file)
-    logging.getLogger("verify").addHandler(EventFile(Path(job["events"])))
-    _inject_fault(job["name"])  # before torch is imported: a faulty worker costs a second, not twenty
-    if job.get("kind", "pass") == "stage":
-        run_stage_job(job)
-    else:
-        run_job(job)
-
-
-if __name__ == "__main__":
-    die_with_parent()
-    main(sys.argv[1])

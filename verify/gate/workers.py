@@ -4,9 +4,10 @@ one pool.
 
 Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
 own process a crash (a segfault in a lowering, the OOM killer) or a hang ended the whole run
-with nothing written, and the stages ran one after another on one core. Each check now runs in
-`verify.gate.worker`, started by verify.launcher (the one launcher of the harness: own process
-group, pinned hash seed, log file, timeout, killed on stop), and:
+with nothing written, and the stages ran one after another on one core. Each check now runs as
+a verify.jobs job (its handler in `verify.gate.worker`), started by verify.launcher (the one
+launcher of the harness: own process group, pinned hash seed, log file, timeout, killed on
+stop), and:
 
 - a pass check's worker that exits without a verdict gives its pass an `error` verdict
   (`<worker-crash: exit N>`, the log's last line), one past `--pass-timeout` too
@@ -39,8 +40,8 @@ from typing import TYPE_CHECKING, Callable
 from verify.gate.events import relayed
 from verify.gate.verdict import PassVerdict, Unfinished
 from verify.cluster import referenced_files
-from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout, launch, stop_signal
-from verify.report.atomic import write_text
+from verify.jobs import Job, JobKind, execute
+from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout, stop_signal
 from verify.report.verdict import GateVerdict
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
@@ -229,47 +230,44 @@ class _Launched:
     timed_out: bool = False
 
 
-def _launch_worker(job_document: dict, base: Path, timeout: float, log_level: int) -> _Launched:
-    """Write the job, launch `verify.gate.worker` on it with its records relayed, and read the
-    result it wrote (JSON). Raises RunStopped."""
-    paths = {kind: base.with_name(f"{base.name}.{kind}") for kind in ("job.json", "log", "events.jsonl",
-                                                                      "result.json", "partial.json")}
-    for stale in (paths["events.jsonl"], paths["result.json"], paths["partial.json"]):  # an earlier
-        stale.unlink(missing_ok=True)                                                  # run's (reused --out)
-    job_document = dict(job_document, log_level=log_level, events=str(paths["events.jsonl"]),
-                        result=str(paths["result.json"]), partial=str(paths["partial.json"]))
-    write_text(paths["job.json"], json.dumps(job_document, indent=1))
+def _launch_worker(kind: JobKind, settings: dict, base: Path, timeout: float, log_level: int) -> _Launched:
+    """Run the gate job of `kind` (verify.jobs: `verify.gate.worker`'s handler) with its records
+    relayed, and read the result it wrote (JSON). Raises RunStopped."""
+    events, partial = (base.with_name(f"{base.name}.{suffix}") for suffix in ("events.jsonl", "partial.json"))
+    for stale in (events, partial):  # an earlier run's (reused --out)
+        stale.unlink(missing_ok=True)
+    settings = dict(settings, events=str(events), partial=str(partial))
+    job = Job(kind, settings, base.with_name(f"{base.name}.log"), hash_seed=HASH_SEED, timeout=timeout,
+              log_level=log_level, files=_job_files(settings))
     start = time.perf_counter()
     try:
-        with relayed(paths["events.jsonl"]):
-            status = launch("verify.gate.worker", [str(paths["job.json"])], log_path=paths["log"],
-                            env={"PYTHONHASHSEED": str(HASH_SEED)}, timeout=timeout,
-                            files=_job_files(job_document, paths["job.json"]))
+        with relayed(events):
+            ended = execute(job)
     except WorkerTimeout:
         return _Launched(None, f"<worker-timeout>: no verdict within {timeout:.0f} s (--pass-timeout); "
-                               f"worker killed; log {paths['log']}", time.perf_counter() - start, timed_out=True)
+                               f"worker killed; log {job.log_path}", time.perf_counter() - start, timed_out=True)
     except WorkerMemoryExceeded as exc:  # the launcher's default limit: a crash, the limit named
-        return _Launched(None, f"<worker-crash: memory limit>: {exc}; log {paths['log']}", time.perf_counter() - start)
-    seconds = time.perf_counter() - start
-    if status != 0 or not paths["result.json"].exists():
+        return _Launched(None, f"<worker-crash: memory limit>: {exc}; log {job.log_path}", time.perf_counter() - start)
+    seconds, status = time.perf_counter() - start, ended.returncode
+    if status != 0 or not ended.written:
         how = (f"killed by signal {-status}" if status < 0
                else "ended without writing a verdict" if status == 0 else "failed before writing a verdict")
-        return _Launched(None, f"<worker-crash: exit {status}>: {how}; log {paths['log']}"
-                               + (f": {_last_line(paths['log'])}" if _last_line(paths["log"]) else ""), seconds)
+        return _Launched(None, f"<worker-crash: exit {status}>: {how}; log {job.log_path}"
+                               + (f": {_last_line(job.log_path)}" if _last_line(job.log_path) else ""), seconds)
     try:
-        return _Launched(json.loads(paths["result.json"].read_text()), "", seconds)
+        return _Launched(ended.read(), "", seconds)
     except ValueError as exc:
-        return _Launched(None, f"<worker-crash: exit 0>: unreadable result {paths['result.json']}: "
+        return _Launched(None, f"<worker-crash: exit 0>: unreadable result {job.result_path}: "
                                f"{type(exc).__name__}: {exc}", seconds)
 
 
-def _job_files(job_document: dict, job_path: Path) -> JobFiles:
+def _job_files(settings: dict) -> JobFiles:
     """What a gate worker reads and writes, should it run on a cluster (verify.cluster): the
-    job's `out` folder (its results, reproducers, the Hypothesis database), the job, the files
-    its pass references name."""
-    out = Path(job_document["out"])
-    refs = [job_document.get("ref") or "", *(job_document.get("passes") or {}).values()]
-    return JobFiles(out, (job_path, out / "hypothesis-db", *(f for ref in refs for f in referenced_files(ref))))
+    job's `out` folder (its results, reproducers, the Hypothesis database), the files its pass
+    references name (the job file itself: verify.jobs adds it)."""
+    out = Path(settings["out"])
+    refs = [settings.get("ref") or "", *(settings.get("passes") or {}).values()]
+    return JobFiles(out, (out / "hypothesis-db", *(f for ref in refs for f in referenced_files(ref))))
 
 
 def _search_document(settings: SearchSettings) -> dict:
@@ -279,7 +277,7 @@ def _search_document(settings: SearchSettings) -> dict:
 
 def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> PassVerdict:
     """Launch the pass's worker and turn what it left into a verdict. Raises RunStopped."""
-    launched = _launch_worker({"kind": "pass", "ref": job.ref, "name": job.cls.__name__, "stage": job.stage,
+    launched = _launch_worker(JobKind.GATE_PASS, {"ref": job.ref, "name": job.cls.__name__, "stage": job.stage,
                                "how": job.how, "examples": settings.examples, "seed": settings.seed,
                                **_search_document(settings)}, base, timeout, log_level)
     if launched.document is None:
@@ -298,7 +296,7 @@ def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: flo
 
     plan = job.plan
     not_after_in = None if plan.not_after is None else plan.not_after - time.monotonic()
-    launched = _launch_worker({"kind": "stage", "name": plan.stage, "stage": plan.stage, "passes": dict(job.refs),
+    launched = _launch_worker(JobKind.GATE_STAGE, {"name": plan.stage, "stage": plan.stage, "passes": dict(job.refs),
                                "examples": plan.examples, "top_up": plan.top_up,
                                "top_up_seconds": plan.top_up_seconds, "seconds": plan.seconds,
                                "not_after_in": not_after_in, "seed": plan.seed, **_search_document(settings)},

@@ -3,8 +3,8 @@ journaled as it finishes so that nothing is lost.
 
     runner.py         a case: the pinned worker (stock and fastpass), the null-check worker, the
                       recheck worker; their results compared (verify.compare) into a CaseReport
-    worker.py         the worker (`python -m verify.run.worker JOB.json`, started by verify.launcher):
-                      builds, quantizes and saves the program, lowers it in the job's modes
+    worker.py         the worker's handler (a run-lowerings job of verify.jobs): builds,
+                      quantizes and saves the program, lowers it in the job's modes
     saved_program.py  why every worker lowers the loaded copy of one saved program
     journal.py        the run folder: its journal (one line per finished case), its lock
 

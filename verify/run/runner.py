@@ -10,7 +10,8 @@ Per case:
 3. if stock and fastpass differ, a third worker lowers the saved program stock again at the pinned
    seed: if that differs from the first stock lowering too, the case is `nondeterministic`
    (the harness cannot tell), otherwise `divergent`.
-Workers are started by verify.launcher (own process group, killed on timeout, stop or death).
+Workers are run-lowerings jobs (verify.jobs, verify.run.worker), started by verify.launcher (own
+process group, killed on timeout, stop or death).
 """
 
 from __future__ import annotations
@@ -27,15 +28,14 @@ from typing import Callable
 from verify.cases import Case
 from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
+from verify.jobs import Job, JobKind, execute
 from verify.launcher import (
-    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, launch,
-    stop_signal,
+    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
 )
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
 from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
-from verify.report.atomic import write_text
 from verify.report.case import CaseReport
 from verify.report.verdict import NullOutcome, Verdict
 from verify.run.saved_program import PROGRAM_NAME
@@ -75,20 +75,17 @@ class WorkerOutput:
 
 def _run_worker(case: Case, name: str, lowerings: list, seed: int, options: RunOptions, case_dir: Path,
                 save_program: bool = False, cancel: threading.Event | None = None) -> WorkerOutput:
-    job = {"name": name, "model": case.model, "target": case.target, "lowerings": lowerings,
-           "out_dir": str(case_dir), "reference_sets": options.reference_sets,
-           "calibration": options.calibration, "program": str(case_dir / PROGRAM_NAME),
-           "save_program": save_program}
-    job_path = case_dir / f"{name}.job.json"
-    write_text(job_path, json.dumps(job, indent=1))
+    settings = {"name": name, "model": case.model, "target": case.target, "lowerings": lowerings,
+                "out_dir": str(case_dir), "reference_sets": options.reference_sets,
+                "calibration": options.calibration, "program": str(case_dir / PROGRAM_NAME),
+                "save_program": save_program}
     log_path = case_dir / f"{name}.log"
+    job = Job(JobKind.RUN_LOWERINGS, settings, log_path, hash_seed=seed, timeout=options.timeout,
+              memory_limit=options.memory_limit,
+              # what the worker reads and writes, should it run on a cluster (verify.cluster)
+              files=JobFiles(case_dir, referenced_files(case.model), () if save_program else (case_dir / PROGRAM_NAME,)))
     try:
-        returncode = launch("verify.run.worker", [str(job_path)], log_path=log_path,
-                            env={"PYTHONHASHSEED": str(seed)}, timeout=options.timeout, cancel=cancel,
-                            memory_limit=options.memory_limit,
-                            # what the worker reads and writes, should it run on a cluster (verify.cluster)
-                            files=JobFiles(case_dir, (job_path, *referenced_files(case.model)),
-                                           () if save_program else (case_dir / PROGRAM_NAME,)))
+        returncode = execute(job, cancel).returncode
     except WorkerTimeout:
         raise WorkerFailure(f"timed out after {options.timeout:.0f} s (worker {name}, log {log_path})") from None
     except WorkerMemoryExceeded as exc:

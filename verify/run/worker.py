@@ -1,8 +1,10 @@
 """One process, one hash seed: lower the case's quantized program in each mode asked.
 
-Run as `python -m verify.run.worker JOB.json` (by verify.launcher) with PYTHONHASHSEED already set
-by the parent: the hash seed must be fixed before the interpreter starts, which is why each
-seed gets its own process.
+A run job's handler (`JobKind.RUN_LOWERINGS`, run by `python -m verify.jobs.worker`, started by
+verify.run.runner through verify.jobs) with PYTHONHASHSEED already set by the parent: the hash
+seed must be fixed before the interpreter starts, which is why each seed gets its own process.
+Its outputs are files of its own (`NAME.status.json`, a pickled LoweringResult per lowering),
+not a JSON result: a lowering result is not JSON.
 
 The pinned worker (`"save_program": true`) builds the model — twice, to tell whether the
 factory is deterministic — quantizes it once and saves the program (verify.run.saved_program);
@@ -18,13 +20,11 @@ import json
 import logging
 import os
 import pickle
-import sys
 import time
 import traceback
 from pathlib import Path
 
-from verify.launcher import die_with_parent
-from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite
+from verify.output_paths import CannotWrite
 from verify.report.atomic import atomic_output, write_text
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,8 @@ def _node_order(order: str | None):
 
 
 def run_job(job: dict) -> None:
+    """Prepare the program, then each lowering the job names, each written as it finishes; a
+    failure to prepare is the status's `prepare_error`. CannotWrite is the worker's to report."""
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
     status: dict = {"hash_seed": os.environ.get("PYTHONHASHSEED"), "lowerings": []}
@@ -83,7 +85,7 @@ def run_job(job: dict) -> None:
         program = _prepare(job, status, target)
         status["prepare_seconds"] = time.perf_counter() - start
     except CannotWrite:
-        raise  # the disk, not the case: see __main__
+        raise  # the disk, not the case: see verify.jobs.worker
     except Exception as exc:  # noqa: BLE001
         status["prepare_error"] = f"{type(exc).__name__}: {exc}"
         status["prepare_traceback"] = traceback.format_exc()
@@ -101,15 +103,3 @@ def run_job(job: dict) -> None:
         status["lowerings"].append({"label": label, "seconds": result.seconds, "error": result.error_type})
         write_status()
 
-
-if __name__ == "__main__":
-    from verify import verbosity
-
-    verbosity.configure()  # the worker's stderr is its log file
-    die_with_parent()
-    try:
-        run_job(json.loads(Path(sys.argv[1]).read_text()))
-    except CannotWrite as exc:
-        # Said by the exit status (needs no disk), so the run stops instead of blaming the case.
-        print(f"verify worker: {exc}", file=sys.stderr)
-        sys.exit(WORKER_EXIT_CANNOT_WRITE)
