@@ -204,3 +204,37 @@ def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not()
         assert run.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
     assert gg.form_route(RemoveMixedTypeOperators, None) == []
     assert run.stage_ops("edge-fp", ["relu", "add"]) == ["relu", "add"]  # --ops is the user's
+
+
+def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_purpose(monkeypatch):
+    """DeclaresMoreThanItsAnnotationPass declares relu and exp in its own target_ops, is annotated
+    skip-sound for relu only, and rewrites exp; its code names a dozen ops. The declared-untargeted
+    branch puts exp, with no relu, in a good share of the graphs; without the branch, far fewer
+    graphs hold it. (On the real registry: DecomposeStridedSliceCopyPass without slice_copy, the
+    op its target_ops declares, survived a whole CI gate; with the branch a third of its graphs
+    hold a slice.)"""
+    cls = toy("DeclaresMoreThanItsAnnotationPass")
+    assert gp.ops_declared_by(cls) == {"aten.relu.default", "aten.exp.default"}
+    targeted, named, declared = list(cls.targeted_ops), gp.ops_named_by(cls), gp.ops_declared_by(cls)
+
+    def shares() -> Counter:
+        aim = Aim.of(targeted, named, None, declared)
+        counts: Counter = Counter()
+        for number in range(4):
+            @seed(number)
+            @settings(max_examples=40, database=None, deadline=None, phases=[Phase.generate],
+                      suppress_health_check=list(HealthCheck))
+            @given(gg.strategy_for(targeted, 4, None, want="skip", suspects=named, declared=declared))
+            def draw(spec):
+                counts["examples"] += 1
+                aim.tally(counts, spec)
+
+            draw()
+        return counts
+
+    aimed = shares()
+    assert aimed[DrawKind.DECLARED_UNTARGETED] >= aimed["examples"] // 6, aimed
+
+    without(monkeypatch, DrawKind.DECLARED_UNTARGETED)
+    blind = shares()  # exp is also one of a dozen suspects: the suspect graphs hold it now and then
+    assert blind[DrawKind.DECLARED_UNTARGETED] * 3 <= aimed[DrawKind.DECLARED_UNTARGETED] * 2, (blind, aimed)

@@ -34,6 +34,9 @@ class DrawKind(str, Enum):
     TARGETED_TO_SUSPECT = "targeted->suspect"  # a suspect node fed by a targeted node
     SUSPECT_TO_TARGETED = "suspect->targeted"  # a targeted node fed by a suspect node
     SUSPECT_BESIDE_TARGETED = "suspect-beside-targeted"  # both, neither computed from the other
+    # an op the pass's own target_ops declares and its annotation does not target, no targeted op:
+    # both a skip (nothing targeted) and a copy (the node is not targeted) would leave it unrewritten
+    DECLARED_UNTARGETED = "declared-untargeted"
 
     def __str__(self) -> str:
         return self.value
@@ -47,17 +50,23 @@ class Aim:
     hit: tuple[str, ...]
     miss: tuple[str, ...]
     routes: dict[str, tuple[str, ...]]
+    declared: dict[str, tuple[str, ...]] = None  # declared, untargeted op name -> `miss` ops presenting it
 
     @classmethod
-    def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None) -> "Aim":
+    def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None,
+           declared: Iterable[str] = ()) -> "Aim":
         """Cached by op names: a registry run builds a pass's strategy for every graph drawn for
         it (and Hypothesis rebuilds it to replay and shrink); the split costs ~0.1 s."""
         return _aim_of(frozenset(op_name(o) for o in targeted_ops), frozenset(suspects),
-                       tuple(universe) if universe else None)
+                       tuple(universe) if universe else None, frozenset(declared))
 
     @property
     def suspect_ops(self) -> frozenset[str]:
         return frozenset(op for ops in self.routes.values() for op in ops)
+
+    @property
+    def declared_ops(self) -> frozenset[str]:
+        return frozenset(op for ops in (self.declared or {}).values() for op in ops)
 
     def kinds(self, spec) -> frozenset[DrawKind]:
         """The kinds `spec` is (a graph may be several), from its nodes' ops and edges: a node is
@@ -77,6 +86,8 @@ class Aim:
         targeted = [k for k, t in enumerate(tag) if t == "T"]
         suspects = [k for k, t in enumerate(tag) if t == "S"]
         found = set()
+        if not targeted and any(rec.op in self.declared_ops for rec in spec.ops):
+            found.add(DrawKind.DECLARED_UNTARGETED)
         if suspects and not targeted:
             found.add(DrawKind.SUSPECT_IN_SKIP)
         for k in suspects:
@@ -96,10 +107,13 @@ class Aim:
 
 
 @functools.lru_cache(maxsize=1024)
-def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[str, ...] | None) -> Aim:
+def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[str, ...] | None,
+            declared: frozenset[str] = frozenset()) -> Aim:
     hit, miss = vocabulary_split(targeted, universe)
     routes = suspect_routes(targeted, suspects, miss)
-    return Aim(tuple(hit), tuple(miss), {name: tuple(ops) for name, ops in routes.items()})
+    declared_routes = suspect_routes(targeted, declared, miss)
+    return Aim(tuple(hit), tuple(miss), {name: tuple(ops) for name, ops in routes.items()},
+               {name: tuple(ops) for name, ops in declared_routes.items()})
 
 
 # The kinds `strategy_for` draws on purpose, each in branches of its own. A test removes one to
@@ -175,7 +189,7 @@ def form_link(pass_class: type, universe: Iterable[str] | None = None) -> tuple[
 
 def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
                  suspects: Iterable[str] = (), forms: Iterable[str] = (),
-                 link: tuple[list[str], list[str]] | None = None):
+                 link: tuple[list[str], list[str]] | None = None, declared: Iterable[str] = ()):
     """Graphs for a pass (see the module docstring): only targeted ops; none of them, most with
     suspects; targeted ops behind a cold op; each suspect fed by, feeding and beside a targeted
     node; the forms the pass acts on; unrestricted neighbours. `ops` restricts the vocabulary.
@@ -192,12 +206,17 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     `forms` (`form_route`) are the vocabulary ops that present the form the pass acts on: for
     copy, graphs of those ops with a cold op first are drawn as well (weighed double). `link`
     (`form_link`): for copy, graphs in which a producer op's node feeds a consumer op's node
-    (weighed double)."""
+    (weighed double).
+
+    `declared` (`passes.ops_declared_by`: the pass's own target_ops) beyond the targeted ops are
+    drawn in a group of their own, as often as the skip suspects, whatever the feature: a graph
+    holding one and no targeted op is skipped by fastpass (skip) or has the node copied (copy)
+    where the pass, by its own declaration, rewrites it."""
     from hypothesis import strategies as st
 
-    from generators.random import graphs
+    from generators.random import graphs, graphs_toward
 
-    aim = Aim.of(targeted_ops, suspects, ops)
+    aim = Aim.of(targeted_ops, suspects, ops, declared)
     hit, miss, routes = list(aim.hit), list(aim.miss), aim.routes
     for_skip, for_copy = want in ("both", "skip"), want in ("both", "copy")
     # Aimed branches and the plain ones form two groups of equal weight per feature, so that
@@ -237,6 +256,8 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
         plain.append(graphs(1, max_ops, ops=ops))
     # skip: suspects in two draws of three (graphs_toward adds plain ones of its own)
     groups = [st.one_of(*skip_aimed)] * 2 if skip_aimed else []
+    if aim.declared and miss and DrawKind.DECLARED_UNTARGETED in AIMED:
+        groups += [graphs_toward([aim.declared[name] for name in sorted(aim.declared)], max_ops, ops=miss)] * 2
     groups += [st.one_of(*copy_aimed)] if copy_aimed else []
     groups += [st.one_of(*plain)] if plain else []
     return st.one_of(*groups)

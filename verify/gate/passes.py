@@ -357,6 +357,21 @@ _NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
 _HELPER_DEPTH = 3  # helper of a helper of a helper: deeper calls are the library's, not the pass's
 
 
+def ops_declared_by(cls: type) -> frozenset[str]:
+    """Op names the pass itself declares it acts on: its `target_ops` (ArmOpTargetedPass and
+    passes like it; upstream's own should_run_pass runs the pass only with one of them present).
+    Why: an op the pass declares but its annotation leaves out is the likeliest wrong annotation
+    (a reviewer drops or forgets one of a list); the gate draws it on purpose
+    (`verify.gate.graphs.DrawKind.DECLARED_UNTARGETED`)."""
+    ops = getattr(cls, "target_ops", None)
+    if ops is None or callable(ops) or isinstance(ops, (str, bytes)):
+        return frozenset()
+    try:
+        return frozenset(op_name(o) for o in ops)
+    except TypeError:  # not a collection of ops: nothing declared
+        return frozenset()
+
+
 @functools.lru_cache(maxsize=None)
 def ops_named_by(cls: type) -> frozenset[str]:
     """Op names (`aten.mean.dim`) that `cls`'s code names: the source of the class and of each

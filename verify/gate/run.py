@@ -203,9 +203,11 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         mode = feature.value
         evidence = v.evidence[feature]
         strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
-                                forms=form_route(cls, ops), link=form_link(cls, ops))
+                                forms=form_route(cls, ops), link=form_link(cls, ops),
+                                declared=gp.ops_declared_by(cls))
         counts = {"examples": 0, "vacuous": 0}
-        aim, drawn = Aim.of(ann.targeted_ops, gp.ops_named_by(cls), ops), Counter()  # what each graph aims at
+        aim = Aim.of(ann.targeted_ops, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
+        drawn = Counter()
 
         def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn):
             if shrinking:
@@ -392,7 +394,7 @@ class _Registry:
             if spec is not None:
                 if qn not in self.aims:
                     cls = self.classes[qn]
-                    self.aims[qn] = Aim.of(lookup_ops(cls), gp.ops_named_by(cls), self.ops)
+                    self.aims[qn] = Aim.of(lookup_ops(cls), gp.ops_named_by(cls), self.ops, gp.ops_declared_by(cls))
                 v.drawn = v.drawn or drawn_counts(Counter())
                 for kind in self.aims[qn].kinds(spec):
                     v.drawn[kind.value] += 1
@@ -502,6 +504,7 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
     forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
     links = {qn: form_link(cls, ops) for qn, cls in classes.items()}
+    declared = {qn: gp.ops_declared_by(cls) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
         # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
@@ -510,7 +513,8 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
         wants = {qn: want(qn) for qn in names}
         return st.sampled_from(names).flatmap(
             lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=wants[qn],
-                                    suspects=suspects[qn], forms=forms[qn], link=links[qn]))
+                                    suspects=suspects[qn], forms=forms[qn], link=links[qn],
+                                    declared=declared[qn]))
 
     return strategy_of
 
