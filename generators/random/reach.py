@@ -98,6 +98,23 @@ UNREACHABLE: dict[str, str] = {
                                      "transform_for_annotation copy of the pass decomposes it first",
     "CastToInt32Pass": "acts on bitwise shifts of integer tensors; the vocabulary's values are float32 and "
                        "an int shift is neither quantizable nor delegated on the float targets",
+    "RewriteBoolToFp32CastViaInt8Pass": "its call() returns unchanged unless the TOSA spec supports both the INT "
+                                        "and the FP profile (TOSA-1.0+INT+FP); every target here has one profile "
+                                        "only (tosa-fp: TOSA-1.0+FP; tosa-int, ethos-u55, ethos-u85: INT "
+                                        "without FP, checked with support_integer()/support_float())",
+    "InsertControlFlowRescalesPass": "rewrites only the submodules of torch.ops.higher_order.cond and "
+                                     "while_loop nodes (its call() looks at no other node and retraces only "
+                                     "after such a rewrite); the generator's graphs are straight-line DAGs "
+                                     "with no control flow (no vocabulary op emits torch.cond or while_loop)",
+    "DecomposeQuantNodesPass": "rewrites only a quantize/dequantize_per_tensor that survives "
+                               "FoldAndAnnotateQParamsPass in a delegated graph and is not half of a dq -> q "
+                               "pair: float ops delegated beside quantized ones, which only the combined "
+                               "INT+FP profile allows (upstream's own test of the pass lowers with "
+                               "tosa_extensions=['FP']); tosa-fp graphs hold no q/dq, and the INT-only targets "
+                               "leave only dq -> q pairs or keep q/dq outside the delegate (measured: 0 "
+                               "retraces in its 782 calls of the whole-registry gate at 697c109; relu -> "
+                               "cast(int32) -> abs on tosa-int splits into two delegates with the q/dq "
+                               "outside)",
 }
 
 # Targeted ops that an earlier pass of the lowering creates from vocabulary ops.
@@ -121,6 +138,18 @@ TARGET_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
     "DecomposePermuteForU55Pass": (("ethos-u55",), _U55_ONLY),
     "DecomposeLargeStrideMaxPool2dForU55Pass": (("ethos-u55",), _U55_ONLY),
     "BroadcastArgsPass": (("ethos-u55",), _U55_ONLY),
+    # retrace-only annotations (no targeted ops, so quantizer_first() cannot tell): measured
+    "FuseBatchNorm2dPass": (("tosa-fp",),
+                            "on INT targets no _native_batch_norm_legit_no_training reaches the lowering: the "
+                            "quantizer's DecomposeBatchNormNoStatsPass(tfa_pass=True) decomposes one not fed by "
+                            "a conv, PT2E quantization folds conv -> batch_norm (measured: batch_norm on x0 "
+                            "hands it rsqrt/mul/sub on tosa-int, ethos-u55 and ethos-u85; relu -> conv2d -> "
+                            "batch_norm hands it a convolution only on tosa-int)"),
+    "DecomposeLayerNormPass": (("tosa-fp",),
+                               "on INT targets its tfa_pass copy in the quantizer's transform_for_annotation "
+                               "pipeline (outside fastpass) decomposes layer_norm first (measured: relu -> "
+                               "layer_norm -> abs on tosa-int hands it add/mul/rsqrt/sub/sum, and upstream's "
+                               "should_run_pass skips it)"),
 }
 
 # The targets whose lowering starts from a quantized graph: the ARM quantizer's
@@ -192,6 +221,35 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                                "retrace signed, which on INT targets FuseQuantizedActivationPass does for a "
                                "conv2d/linear -> relu; on tosa-fp the partitioner rejects the generator's int64 "
                                "gather index (GatherSupported wants int32; on INT the quantizer converts it)"),
+    "DecomposeCumsumPass": (("cumsum",),
+                            "retrace-only annotation, but the pass retraces only when it rewrites a cumsum, and "
+                            "fastpass copies only nodes upstream of it (measured, relu -> cumsum -> abs: 2-3 "
+                            "nodes copied on edge-fp, quantized, ethos-u55, ethos-u85; cumsum on x0: none on "
+                            "INT)"),
+    "DecomposeSelectPass": (("select",),
+                            "retrace-only annotation, but upstream's should_run_pass runs it only with a select "
+                            "in the graph (779 of 782 calls skipped in the last whole-registry gate; measured, "
+                            "relu -> select -> abs: 2-4 nodes copied on all four stages)"),
+    "MatchArgDtypePass": (("tril",),
+                          "retrace-only annotation, but the pass retraces only when a sub.Tensor/where.self has "
+                          "operands of different dtypes: on INT targets tril's decomposed where (measured, "
+                          "relu -> tril -> abs: 11 nodes copied on quantized and ethos-u85; on ethos-u55 the "
+                          "where is not delegated, on edge-fp every operand is float32 and it never retraces)"),
+    "FuseBatchNorm2dPass": (("batch_norm",),
+                            "retrace-only annotation, but the pass retraces only when it folds a float32 "
+                            "_native_batch_norm_legit_no_training (tosa-fp only, see TARGET_ONLY), and copies "
+                            "only nodes upstream of it (measured on edge-fp: relu -> batch_norm -> abs copies 1, "
+                            "relu -> conv2d -> batch_norm -> abs 3; batch_norm on x0 none). Plain draws missed "
+                            "it: none of the 174 edge-fp graphs of the last whole-registry gate held batch_norm"),
+    "DecomposeLayerNormPass": (("layer_norm",),
+                               "retrace-only annotation, but upstream's should_run_pass runs it only with a "
+                               "native_layer_norm (tosa-fp only, see TARGET_ONLY; measured on edge-fp: relu -> "
+                               "layer_norm -> abs copies 2 nodes). Plain draws missed it: no graph of the last "
+                               "whole-registry gate held layer_norm"),
+    "DecomposeAddmmPass": (("addmm",),
+                           "addmm is FLOAT_ONLY (quarantined from quantized targets) and linear never presents "
+                           "addmm (NOT_PRESENTING): only the addmm op does, on tosa-fp (measured on edge-fp: "
+                           "relu -> addmm -> abs copies 4 nodes); on INT the pass is quantizer-first"),
 }
 
 # Passes that act only where a node of one op directly feeds a node of another: (producer ops,
