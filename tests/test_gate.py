@@ -413,11 +413,25 @@ def test_an_override_of_should_run_pass_that_only_adds_reasons_to_skip_still_cov
                 return False
             return super().should_run_pass(graph_module)
 
+    class NarrowsByConjunction(DecomposePermuteForU55Pass):
+        def should_run_pass(self, graph_module):
+            return bool(graph_module.graph.nodes) and super().should_run_pass(graph_module)
+
+    class WidensByDisjunction(DecomposePermuteForU55Pass):
+        def should_run_pass(self, graph_module):
+            return graph_module is None or super().should_run_pass(graph_module)
+
     ops = frozenset(DecomposePermuteForU55Pass.target_ops)
     entry = Entry(ops, True, True, why="test")
-    with overridden({Widens: entry, Narrows: entry}):
+    with overridden({Widens: entry, Narrows: entry, NarrowsByConjunction: entry, WidensByDisjunction: entry}):
         assert not gp.upstream_skip_covers(Widens)
         assert gp.upstream_skip_covers(Narrows)
+        assert gp.upstream_skip_covers(NarrowsByConjunction)
+        assert not gp.upstream_skip_covers(WidensByDisjunction)
+    # the real one: `return fp and not int and super().should_run_pass(gm)`
+    from executorch.backends.arm._passes.cast_int_comparison_inputs_pass import CastIntComparisonInputsPass
+
+    assert gp.upstream_skip_covers(CastIntComparisonInputsPass)
 
 
 def test_biased_graphs_reach_passes_that_target_edge_forms():

@@ -324,7 +324,8 @@ def _only_narrows_should_run(cls: type) -> bool:
     """Does every override of `should_run_pass` between `cls` and ArmOpTargetedPass only add
     reasons to skip: each of its returns is `False` or `super().should_run_pass(...)`? Then it
     runs the pass in no call ArmOpTargetedPass's own test would skip (e.g. DecomposePermuteForU55Pass:
-    `if not U55: return False; return super().should_run_pass(graph_module)`). Read from the
+    `if not U55: return False; return super().should_run_pass(graph_module)`; a conjunction with
+    super's test: `return fp and not int and super().should_run_pass(gm)`). Read from the
     syntax tree; anything else (another return, unreadable source) is not taken as narrowing."""
     import ast
 
@@ -345,12 +346,24 @@ def _only_narrows_should_run(cls: type) -> bool:
             value = node.value
             if isinstance(value, ast.Constant) and value.value is False:
                 continue
-            if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                    and value.func.attr == "should_run_pass" and isinstance(value.func.value, ast.Call)
-                    and isinstance(value.func.value.func, ast.Name) and value.func.value.func.id == "super"):
+            if _is_super_should_run(value):
+                continue
+            # `return A and ... and super().should_run_pass(gm)`: true only where super's is
+            # (CastIntComparisonInputsPass: FP-only spec and super's test)
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.And) and any(
+                    _is_super_should_run(v) for v in value.values):
                 continue
             return False
     return False
+
+
+def _is_super_should_run(value) -> bool:
+    """Is this expression `super().should_run_pass(...)`?"""
+    import ast
+
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "should_run_pass" and isinstance(value.func.value, ast.Call)
+            and isinstance(value.func.value.func, ast.Name) and value.func.value.func.id == "super")
 
 
 _NAMED_OP = re.compile(r"(?:exir_ops\.edge|torch\.ops)\.(\w+)\.(\w+)\.(\w+)")
