@@ -104,6 +104,14 @@ def report_imports_upward(imports: list[Import]) -> list[Import]:
             and any(_within(imp.target, above) or _within(imp.module, above) for above in ABOVE_REPORT)]
 
 
+def junit_built_outside_report(imports: list[Import]) -> list[Import]:
+    """Reports are written only from verify.report (one module per report kind: files.py for run,
+    gate.py for the gate, document.py the one JSON writer): no module outside it builds JUnit,
+    i.e. imports verify.report.junit; a command builds its typed values and calls its report."""
+    return [imp for imp in imports if not _within(imp.importer, "verify.report")
+            and (_within(imp.target, "verify.report.junit") or _within(imp.module, "verify.report.junit"))]
+
+
 def libraries_import_the_harness(imports: list[Import]) -> list[Import]:
     """generators and fastpass stand without the harness: neither imports verify."""
     return [imp for imp in imports if imp.importer.split(".")[0] in ("generators", "fastpass")
@@ -141,6 +149,10 @@ def test_report_does_not_import_the_runner_or_the_commands():
     assert unexplained(report_imports_upward(project_imports())) == []
 
 
+def test_junit_is_built_only_in_the_report_package():
+    assert unexplained(junit_built_outside_report(project_imports())) == []
+
+
 def test_generators_and_fastpass_do_not_import_verify():
     breaches = libraries_import_the_harness(project_imports())
     assert unexplained(breaches) == []
@@ -154,7 +166,7 @@ def test_every_known_breach_still_breaks_its_rule():
     """The list only shrinks: a breach fixed is taken off it."""
     imports = project_imports()
     breaches = libraries_import_the_harness(imports) + private_names_across_modules(imports) + \
-        report_imports_upward(imports)
+        report_imports_upward(imports) + junit_built_outside_report(imports)
     stale = KNOWN - {(imp.importer, imp.module) for imp in breaches}
     assert not stale, f"no longer breaches: remove from KNOWN: {sorted(stale)}"
 
@@ -177,6 +189,8 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
     _plant(tmp_path, "generators.random.draw", "def f():\n    from verify.lowering.lower import lower\n")
     _plant(tmp_path, "verify.peer", "from verify.cli import _new_run_dir\nimport verify.cli as cli\ncli._features\n")
     _plant(tmp_path, "verify.cli", "def _new_run_dir(): pass\n_features = 1\nx = _new_run_dir\n")
+    _plant(tmp_path, "verify.gate.cli", "from verify.report.junit import JunitSuite\nfrom verify.report import junit\n")
+    _plant(tmp_path, "verify.report.gate", "from verify.report.junit import JunitSuite\n")  # inside: allowed
     imports = project_imports(tmp_path)
     assert {(i.importer, i.target) for i in report_imports_upward(imports)} == {
         ("verify.report.table", "verify.run.runner.CaseReport"), ("verify.report.files", "verify.commands.fuzz")}
@@ -184,6 +198,8 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
         ("generators.random.draw", "verify.lowering.lower")]
     assert {(i.importer, i.target) for i in private_names_across_modules(imports)} == {
         ("verify.peer", "verify.cli._new_run_dir"), ("verify.peer", "verify.cli._features")}
+    assert [(i.importer, i.target) for i in junit_built_outside_report(imports)] == [
+        ("verify.gate.cli", "verify.report.junit.JunitSuite"), ("verify.gate.cli", "verify.report.junit")]
 
 
 def test_a_private_module_may_be_imported_inside_its_package_only():

@@ -46,14 +46,13 @@ def test_junit_counts_are_counted_from_the_cases(tmp_path):
 
 def test_run_and_gate_write_through_the_one_writer(tmp_path, monkeypatch):
     """Both commands' JUnit files are made by verify.report.junit (a fault injected there shows in both)."""
-    from verify.gate import cli as gate_cli
     from verify.gate.verdict import GateVerdict, PassVerdict
-    from verify.report import files, junit
+    from verify.report import files, gate, junit
 
     written = []
     monkeypatch.setattr(junit, "write_bytes", lambda path, data: written.append((path, data)))
     files.write_junit([], tmp_path / "run.xml", unfinished=[("tiny", "tosa-int")])
-    gate_cli.write_junit([PassVerdict("m.P", "P", "m:P", GateVerdict.UNTESTED, "no pipeline")], tmp_path / "g.xml", 1.0)
+    gate.write_junit([PassVerdict("m.P", "P", "m:P", GateVerdict.UNTESTED, "no pipeline")], tmp_path / "g.xml", 1.0, 5)
     (_, run_xml), (_, gate_xml) = written
     run_case = ET.fromstring(run_xml).find("testcase")
     assert run_case.get("classname") == "verify.tosa-int" and run_case.find("error") is not None

@@ -281,13 +281,10 @@ class WrittenReports:
 def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path | None = None,
                   wall_seconds: float | None = None) -> WrittenReports:
     """report.json (and --json, --junit) from the run's journal: the one way reports are written,
-    whether the run finished, was stopped, failed, or is rebuilt later by `report --from`.
-
-    Each file is written on its own: a full disk under the run folder must not cost the --json
-    or --junit on another one."""
+    whether the run finished, was stopped, failed, or is rebuilt later by `report --from`
+    (verify.report.files.write_run_reports writes them, each on its own)."""
     from verify.run.journal import read_journal
-    from verify.output_paths import CannotWrite
-    from verify.report.files import write_json, write_junit
+    from verify.report.files import write_run_reports
     from verify.report.case import CaseReport
 
     contents = read_journal(run_dir)
@@ -298,19 +295,8 @@ def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path
     run_info = {**contents.run["info"], "wall_seconds": wall_seconds, "planned": len(planned),
                 "finished": len(reports), "complete": not unfinished, "stopped_by": contents.stopped_by,
                 "journal": str(Path(run_dir) / "journal.jsonl")}
-    written = WrittenReports(reports, unfinished, run_info)
-    writes = [lambda: write_json(reports, Path(run_dir) / "report.json", run_info)]
-    if json_path:
-        writes.append(lambda: write_json(reports, json_path, run_info))
-    if junit_path:
-        writes.append(lambda: write_junit(reports, junit_path, unfinished))
-    for write in writes:
-        try:
-            write()
-        except CannotWrite as exc:
-            log.debug("writing a report failed", exc_info=True)
-            written.failed.append(exc)
-    return written
+    failed = write_run_reports(reports, run_info, unfinished, Path(run_dir) / "report.json", json_path, junit_path)
+    return WrittenReports(reports, unfinished, run_info, failed)
 
 
 def cmd_run(args) -> int:

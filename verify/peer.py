@@ -607,7 +607,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_peer(args: argparse.Namespace) -> int:
     from verify.output_paths import new_run_dir  # the one way a run gets a folder of its own
     from verify.output_paths import check_output_folder
-    from verify.report.atomic import write_text
+    from verify.report.document import write_document
 
     seed = args.share_seed if args.share_seed is not None else random.SystemRandom().randrange(2 ** 32)
     try:
@@ -679,7 +679,7 @@ def cmd_peer(args: argparse.Namespace) -> int:
         code = summarize(runs, stopped_by, unfinished, not_runnable)
         if error is not None:
             print(f"peer: FAILED: {error}")
-        write_text(out / "peer.json", json.dumps({
+        write_document(out / "peer.json", {
             "suites": [str(s) for s in suites], "modes": modes, "hash_seed": args.hash_seed,
             "share_seed": seed, "shares": drawn, "not_runnable": not_runnable,
             "run_paths": [str(p) for p in paths],
@@ -692,7 +692,7 @@ def cmd_peer(args: argparse.Namespace) -> int:
             "mismatches": [{"test": t, "outcomes": o} for t, o in mismatches(runs)] if runs else [],
             "skip_reasons": runs[0].report["skip_reasons"] if runs else {},
             "crosscheck": next((r.report["crosscheck"] for r in runs if r.mode == "crosscheck"), None),
-            "exit": 128 + stopped if stopped is not None else code}, indent=1))
+            "exit": 128 + stopped if stopped is not None else code})
     if stopped is not None:
         print(f"peer: stopped by {stopped_by}; pytest processes killed; summary of the finished modes above, "
               f"reports in {out}", file=sys.stderr)

@@ -21,7 +21,6 @@ the session starts: a usage error, one line, before any test runs (not a traceba
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 import pytest
 
 from verify.lowering.mode import Mode
-from verify.report.atomic import write_text
+from verify.report.document import write_document
 from verify.report.crosscheck import summary_lines, totals
 
 MODES = ("on", "crosscheck")
@@ -241,7 +240,7 @@ class FastpassPlugin:
             "fastpass_work": dict(self.work) if self.mode == "on" else None,
             "lost_workers": self.lost_workers,
         }
-        write_text(path, json.dumps(data, indent=1, default=str))
+        write_document(path, data)
 
 
 def _outcome(report: pytest.TestReport) -> str | None:

@@ -13,7 +13,6 @@ the table and `--json` are written from the pairs that finished, marked incomple
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import sys
@@ -72,7 +71,7 @@ def cmd_bench(args) -> int:
     from verify.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder
-    from verify.report.atomic import write_text
+    from verify.report.document import write_document
     from verify.usage import UsageError
 
     models = _listed(args.models, args.model, DEFAULT_MODEL, "model")
@@ -115,7 +114,7 @@ def cmd_bench(args) -> int:
             return 1
         print(format_table(result))
         if args.json:
-            write_text(args.json, json.dumps(result.to_json(), indent=1))
+            write_document(args.json, result.to_json())
         if args.plot and result.complete:
             for path in write_plots(args.plot, result.cases, result.ablation):
                 print(f"verify bench: wrote {path}", file=sys.stderr)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import resource
-import sys
 from pathlib import Path
 
 from verify.bench.results import FastpassCounters, Memory, PassTiming, PeakScope, WorkerRun

@@ -10,7 +10,6 @@ Exit status: the script's own when it failed; else 1 if a lowering diverged, 0 i
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def cmd_crosscheck(args) -> int:
     from fastpass.__main__ import run_script
     from verify.crosscheck import crosscheck
     from verify.output_paths import check_output_file, check_output_folder
-    from verify.report.atomic import write_text
+    from verify.report.document import write_document
     from verify.report.crosscheck import summary_lines, totals
 
     features = arguments.features(args.features)
@@ -62,9 +61,8 @@ def cmd_crosscheck(args) -> int:
         print(f"crosscheck: {line}", file=sys.stderr)
     counts = totals(records)
     if args.json is not None:
-        write_text(args.json, json.dumps({"script": str(args.script), "args": list(args.args),
-                                          "script_exit_status": status, "crosscheck": counts,
-                                          "records": records}, indent=1, default=str))
+        write_document(args.json, {"script": str(args.script), "args": list(args.args),
+                                   "script_exit_status": status, "crosscheck": counts, "records": records})
     if status != 0:
         return status
     return 1 if counts["divergent"] else 0

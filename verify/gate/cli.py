@@ -21,21 +21,19 @@ stage's pipeline invokes at once) and each direct check, runs in a worker proces
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import signal
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
-from verify.report import atomic, junit
 from verify.output_paths import check_output_folder
 from verify.usage import UsageError
-from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from verify.gate import ledger
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, Unfinished, count
-from verify.report.verdict import Feature, GateVerdict
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Unfinished
+from verify.report.document import write_document
+from verify.report.gate import table, unproven_line, write_json, write_junit
+from verify.report.verdict import GateVerdict
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 
 _log = logging.getLogger(__name__)
@@ -416,115 +414,6 @@ def cmd_gate(args) -> int:
     return 0 if ok else 1
 
 
-def _evidence_cell(v: PassVerdict, min_evidence: int) -> str:
-    """`skip 5/5 copy 2/5`: examples with evidence per claimed feature, of the K needed."""
-    parts = [f"{f.value} {v.evidence[f].examples_with_action}/{min_evidence}"
-             for f in (Feature.SKIP, Feature.COPY) if f in v.evidence]
-    return " ".join(parts) or "-"
-
-
-def display_names(verdicts: list[PassVerdict]) -> dict[str, str]:
-    """qualname -> the name a row shows: the class name, qualified by its package where two
-    checked classes share it (`arm.CanonicalizeViewCopyPermutePass`, the Arm pass, and
-    `transforms.CanonicalizeViewCopyPermutePass`, the helper it subclasses)."""
-    shared = Counter(v.name for v in verdicts)
-    out = {}
-    for v in verdicts:
-        if shared[v.name] < 2:
-            out[v.qualname] = v.name
-            continue
-        parts = v.qualname.split(".")
-        package = parts[2] if parts[:2] == ["executorch", "backends"] and len(parts) > 4 else ".".join(parts[:-1])
-        out[v.qualname] = f"{package}.{v.name}"
-    return out
-
-
-_ORDER = {GateVerdict.UNSOUND_SKIP: 0, GateVerdict.UNSOUND_COPY: 0, GateVerdict.ERROR: 1,
-          GateVerdict.UNEXERCISED: 2, GateVerdict.UNREACHABLE: 3, GateVerdict.INERT: 3, GateVerdict.UNTESTED: 3,
-          GateVerdict.SOUND: 4}
-
-
-def table(verdicts: list[PassVerdict], min_evidence: int = DEFAULT_MIN_EVIDENCE) -> str:
-    """One row per pass: what stock did (invoked), what fastpass did (skipped calls, copied
-    nodes), the examples that count as evidence per feature, the verdict and why."""
-    if not verdicts:
-        return "no pass checked"
-    shown = display_names(verdicts)
-    width = max(len(shown[v.qualname]) for v in verdicts)
-    ev_width = max(len(_evidence_cell(v, min_evidence)) for v in verdicts)
-    lines = [f"{'pass':<{width}}  {'verdict':<12} {'how':<8} {'graphs':>6} {'invoked':>7} {'skipped':>7} "
-             f"{'copied':>7}  {'evidence':<{ev_width}}  reason / reproducer"]
-    for v in sorted(verdicts, key=lambda v: (_ORDER[v.verdict], v.name)):
-        extra = ", ".join(v.reproducers.values()) or v.reason[:160]
-        lines.append(f"{shown[v.qualname]:<{width}}  {v.verdict.value:<12} {v.how:<8} {v.examples:>6} {v.invocations:>7} "
-                     f"{v.skipped_calls:>7} {v.copied_nodes:>7}  {_evidence_cell(v, min_evidence):<{ev_width}}  "
-                     f"{extra}")
-    counts = count(verdicts)
-    lines.append("summary: " + ", ".join(f"{k.value} {n}" for k, n in counts.items()))
-    return "\n".join(lines)
-
-
-_UNPROVEN_WHY = {GateVerdict.UNEXERCISED: "no divergence, too little evidence",
-                 GateVerdict.INERT: "fastpass cannot act in it",
-                 GateVerdict.UNREACHABLE: "no generated graph presents what it acts on",
-                 GateVerdict.UNTESTED: "no pipeline invokes it and it cannot run standalone"}
-
-
-def unproven_line(verdicts: list[PassVerdict]) -> str:
-    """The CI summary line: passes neither sound nor failing do not fail the gate, but are named,
-    by why (`unexercised: 2 (no divergence, too little evidence): A, B; inert: 1 (...): C`)."""
-    shown = display_names(verdicts)
-    parts = []
-    for verdict, why in _UNPROVEN_WHY.items():
-        names = sorted(shown[v.qualname] for v in verdicts if v.verdict is verdict)
-        if names:
-            parts.append(f"{verdict.value}: {len(names)} ({why}): {', '.join(names)}")
-    return "; ".join(parts) or "unexercised: 0"
-
-
-def write_json(verdicts: list[PassVerdict], path: Path, info: dict) -> None:
-    document = {"run": info, "counts": {k.value: n for k, n in count(verdicts).items()},
-                "passes": [v.to_json() for v in verdicts],
-                "ok": all(v.ok for v in verdicts) and info.get("complete", True) is not False}
-    atomic.write_text(path, json.dumps(document, indent=1, default=str))
-
-
-def _properties(v: PassVerdict, min_evidence: int) -> dict[str, object]:
-    values = {"verdict": v.verdict.value, "how": v.how, "stage": v.stage, "examples": v.examples,
-              "invoked": v.invocations, "skipped_calls": v.skipped_calls, "copied_nodes": v.copied_nodes,
-              "examples_with_evidence": v.examples_with_evidence, "min_evidence": min_evidence}
-    for f, e in v.evidence.items():
-        values[f"{f.value}.examples_with_evidence"] = e.examples_with_action
-        values[f"{f.value}.examples_invoked"] = e.examples_invoked
-        if f is Feature.COPY:
-            values["copy.distinct_ops_maybe_copied"] = len(e.ops_maybe_copied)
-            values["copy.calls_ran"] = e.calls_ran
-            values["copy.nodes_dispatched"] = e.nodes_dispatched
-    return values
-
-
-def _junit_case(v: PassVerdict, min_evidence: int) -> JunitCase:
-    """unsound = failure, error = error, unexercised/inert/unreachable/untested = skipped (not
-    proven); every case
-    carries its evidence as properties."""
-    module, _, name = v.qualname.rpartition(".")
-    case = dict(classname=module or "gate", name=name or v.name, seconds=v.seconds,
-                properties=_properties(v, min_evidence))
-    message = v.reason + ("; reproducer: " + ", ".join(v.reproducers.values()) if v.reproducers else "")
-    if v.verdict.is_unsound:
-        return JunitCase(**case, end=CaseEnd.FAILURE, kind=v.verdict.value, message=message[:500], text=message)
-    if v.verdict is GateVerdict.ERROR:
-        return JunitCase(**case, end=CaseEnd.ERROR, kind="error", message=message[:500], text=message)
-    if v.verdict.unproven:
-        return JunitCase(**case, end=CaseEnd.SKIPPED, message=f"{v.verdict.value}: {message}"[:500])
-    return JunitCase(**case)
-
-
-def write_junit(verdicts: list[PassVerdict], path: Path, wall: float,
-                min_evidence: int = DEFAULT_MIN_EVIDENCE) -> None:
-    junit.write_junit(JunitSuite("verify.gate", [_junit_case(v, min_evidence) for v in verdicts], wall), path)
-
-
 def cmd_infer(args) -> int:
     from verify.gate import passes as gp
     from verify.gate.infer import format_report, infer
@@ -544,5 +433,5 @@ def cmd_infer(args) -> int:
     print(format_report(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1, default=str))
+        write_document(args.json, result)
     return 0 if result["comparison"] in ("equal", "larger than needed") else 1

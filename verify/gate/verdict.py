@@ -342,10 +342,3 @@ def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:
         for key, path in v.reproducers.items():
             merged.reproducers[key if key not in merged.reproducers else f"{key}:{v.stage}"] = path
     return merged
-
-
-def count(verdicts: list[PassVerdict]) -> dict[GateVerdict, int]:
-    out = {v: 0 for v in GateVerdict}
-    for p in verdicts:
-        out[p.verdict] += 1
-    return out

@@ -1,6 +1,8 @@
 """Reports, the bottom layer every command writes through: the verdict enums every result is
 given in (`verdict.py`), a run case's result (`case.py`), crosscheck's summary (`crosscheck.py`),
-the table, the JSON and the one JUnit writer, the one reproducer format, and atomic writes. Why
+run's table and reports (`table.py`, `files.py`), the gate's (`gate.py`), the one JSON writer
+(`document.py`) and the one JUnit writer (`junit.py`: imported by nothing outside this package),
+the one reproducer format, and atomic writes. Why
 at the bottom: every command, campaign and worker needs it, so it must need none of them -- it
 imports nothing above it (the runner, the commands, the campaigns; tests/test_layering.py), only
 the value types of verify.compare it prints."""

@@ -1,21 +1,46 @@
-"""The stable machine-readable outputs: the JSON report and a JUnit XML file. Both are written
-atomically (verify.report.atomic): a reader never sees half a report."""
+"""`verify run`'s machine-readable outputs: the JSON report and a JUnit XML file. Both are written
+atomically (verify.report.atomic, through verify.report.document's one JSON writer): a reader
+never sees half a report."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from verify.report import junit
-from verify.report.atomic import write_text
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from verify.report.verdict import NullOutcome, Verdict
 from verify.report.case import CaseReport
+from verify.report.document import write_document
+
+log = logging.getLogger(__name__)
 
 
 def write_json(reports: list[CaseReport], path: Path, run_info: dict) -> None:
-    document = {"run": run_info, "cases": [r.to_json() for r in reports]}
-    write_text(path, json.dumps(document, indent=1, default=str))
+    write_document(path, {"run": run_info, "cases": [r.to_json() for r in reports]})
+
+
+def write_run_reports(reports: list[CaseReport], run_info: dict, unfinished: list[tuple[str, str]],
+                      run_json: Path, json_path: Path | None = None, junit_path: Path | None = None) -> list:
+    """A run's report.json (`run_json`), and --json and --junit if given, each written on its
+    own: a full disk under the run folder must not cost the --json or --junit on another one.
+    Returns the writes the file system refused (verify.output_paths.CannotWrite, one per file)."""
+    from verify.output_paths import CannotWrite
+
+    writes = [lambda: write_json(reports, run_json, run_info)]
+    if json_path:
+        writes.append(lambda: write_json(reports, json_path, run_info))
+    if junit_path:
+        writes.append(lambda: write_junit(reports, junit_path, unfinished))
+    failed = []
+    for write in writes:
+        try:
+            write()
+        except CannotWrite as exc:
+            log.debug("writing a report failed", exc_info=True)
+            failed.append(exc)
+    return failed
 
 
 def _first_line(text: str | None, default: str) -> str:
