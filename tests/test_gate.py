@@ -555,11 +555,11 @@ def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypat
 def test_stock_nondeterminism_is_vacuous_not_unsound_and_a_fault_behind_it_is_not_excused(tmp_path):
     """Before an example counts against a pass, stock is relowered under two opposite node-set
     orders (verify.lowering.node_order): a difference one of them reproduces is stock's own."""
-    v = gate("TagsInNodeSetOrderPass", tmp_path / "g", ["relu", "neg"], examples=3)
+    v = gate("TagsInNodeSetOrderPass", tmp_path / "g", ["neg", "relu", "abs"], examples=3)
     # Every example is vacuous here (not comparable): the gate cannot decide, which is an error
     # (it fails CI and says why), never "unsound" -- and never "sound".
     assert v.verdict is GateVerdict.ERROR, (v.verdict, v.reason)
     assert "every example was vacuous" in v.reason and "node-set iteration order" in v.reason, v.reason
     assert "gives exactly fastpass's result" in v.reason
-    faulty = gate("TagsInNodeSetOrderWithFaultPass", tmp_path / "h", ["relu", "neg"], examples=3)
+    faulty = gate("TagsInNodeSetOrderWithFaultPass", tmp_path / "h", ["neg", "relu", "abs"], examples=3)
     assert faulty.verdict is GateVerdict.UNSOUND_COPY, (faulty.verdict, faulty.reason)

@@ -161,7 +161,7 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     """RewritesWhatTargetsFeedPass rewrites a neg only when a relu feeds it: fastpass re-dispatches
     the relu and copies the neg. The default search finds it within 30 examples and shrinks it to
     relu -> neg; without the branch a neg fed by a relu is left to chance (the neighbour graphs of
-    relu and neg in any order) and the search does not find it."""
+    relu and neg in any order), a third as many graphs or fewer hold the relation."""
     cls = toy("RewritesWhatTargetsFeedPass")
     aimed = drawn_kinds(cls, "copy")
     assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 6, aimed
@@ -173,8 +173,8 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     without(monkeypatch, DrawKind.TARGETED_TO_SUSPECT)
     blind = drawn_kinds(cls, "copy")
     assert blind[DrawKind.TARGETED_TO_SUSPECT] * 3 <= aimed[DrawKind.TARGETED_TO_SUSPECT], (blind, aimed)
-    v = gate_default(cls, "RewritesWhatTargetsFeedPass", tmp_path / "blind")
-    assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+    # (the search itself may still find it without the branch: since the groups are weighed as
+    # meant (one_of_weighed), the other relations' graphs hold relu -> ... -> neg chains too)
 
 
 @pytest.mark.parametrize("kind", [DrawKind.SUSPECT_TO_TARGETED, DrawKind.SUSPECT_BESIDE_TARGETED])
@@ -207,34 +207,37 @@ def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not()
 
 
 def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_purpose(monkeypatch):
-    """DeclaresMoreThanItsAnnotationPass declares relu and exp in its own target_ops, is annotated
-    skip-sound for relu only, and rewrites exp; its code names a dozen ops. The declared-untargeted
-    branch puts exp, with no relu, in a good share of the graphs; without the branch, far fewer
-    graphs hold it. (On the real registry: DecomposeStridedSliceCopyPass without slice_copy, the
-    op its target_ops declares, survived a whole CI gate; with the branch a third of its graphs
-    hold a slice.)"""
-    cls = toy("DeclaresMoreThanItsAnnotationPass")
-    assert gp.ops_declared_by(cls) == {"aten.relu.default", "aten.exp.default"}
-    targeted, named, declared = list(cls.targeted_ops), gp.ops_named_by(cls), gp.ops_declared_by(cls)
+    """The real DecomposeStridedSliceCopyPass declares slice_copy in its own target_ops; its
+    annotation without it (the self-test's mutant: no targeted op left, skip and copy claimed)
+    survived edge-fp's 60 CI graphs, because a slice was one suspect among several. The
+    declared-untargeted branch puts a slice in a good share of its graphs; without it, a third
+    as many or fewer."""
+    from executorch.backends.arm._passes.decompose_strided_slice_copy_pass import DecomposeStridedSliceCopyPass
 
-    def shares() -> Counter:
-        aim = Aim.of(targeted, named, None, declared)
+    from fastpass.annotations import Entry, overridden
+
+    cls = DecomposeStridedSliceCopyPass
+    assert gp.ops_declared_by(cls) == {"aten.slice_copy.Tensor"}
+    ops = run.stage_ops("edge-fp", None)
+    named, declared = gp.ops_named_by(cls), gp.ops_declared_by(cls)
+
+    def slices() -> Counter:
         counts: Counter = Counter()
-        for number in range(4):
-            @seed(number)
-            @settings(max_examples=40, database=None, deadline=None, phases=[Phase.generate],
-                      suppress_health_check=list(HealthCheck))
-            @given(gg.strategy_for(targeted, 4, None, want="skip", suspects=named, declared=declared))
-            def draw(spec):
-                counts["examples"] += 1
-                aim.tally(counts, spec)
+        with overridden({cls: Entry(frozenset(), True, True, why="test: slice_copy dropped")}):
+            for number in range(3):
+                @seed(number)
+                @settings(max_examples=60, database=None, deadline=None, phases=[Phase.generate],
+                          suppress_health_check=list(HealthCheck))
+                @given(gg.strategy_for((), 4, ops, want="both", suspects=named, declared=declared))
+                def draw(spec):
+                    counts["examples"] += 1
+                    counts["slice"] += "slice" in spec.op_names()
 
-            draw()
+                draw()
         return counts
 
-    aimed = shares()
-    assert aimed[DrawKind.DECLARED_UNTARGETED] >= aimed["examples"] // 6, aimed
-
+    aimed = slices()
+    assert aimed["slice"] >= aimed["examples"] // 8, aimed
     without(monkeypatch, DrawKind.DECLARED_UNTARGETED)
-    blind = shares()  # exp is also one of a dozen suspects: the suspect graphs hold it now and then
-    assert blind[DrawKind.DECLARED_UNTARGETED] * 3 <= aimed[DrawKind.DECLARED_UNTARGETED] * 2, (blind, aimed)
+    blind = slices()
+    assert blind["slice"] * 2 <= aimed["slice"], (blind, aimed)

@@ -523,3 +523,39 @@ def test_a_form_link_draws_the_producer_feeding_the_consumer():
     linked = share(link=(list(producers), list(consumers)))
     plain = share(forms=list(producers + consumers))
     assert linked >= 0.25 and linked > 3 * plain, (linked, plain)
+
+
+def test_one_of_weighed_draws_each_choice_at_its_weight_where_one_of_would_not():
+    """`one_of_weighed` gives a choice its weight whatever it is: a repeated strategy, a group of
+    several branches. `st.one_of` flattens nested one_ofs and drops a repeated branch, so the
+    gate's "weighed double" and "groups of equal weight" were leaf counts (measured here too)."""
+    from collections import Counter
+
+    from hypothesis import Phase, given, seed, settings
+    from hypothesis import strategies as st
+
+    from generators.random import one_of_weighed
+
+    def tagged(name):
+        return st.integers(0, 10**6).map(lambda x, name=name: (name, x))
+
+    a, b, c = tagged("a"), tagged("b"), tagged("c")
+
+    def shares(strategy) -> Counter:
+        counts: Counter = Counter()
+
+        @seed(0)
+        @settings(max_examples=600, database=None, deadline=None, phases=[Phase.generate])
+        @given(strategy)
+        def draw(value):
+            counts[value[0]] += 1
+
+        draw()
+        return counts
+
+    doubled = shares(one_of_weighed((a, 2), (b, 1)))
+    assert doubled["a"] > 1.6 * doubled["b"], doubled
+    assert abs(shares(st.one_of(a, a, b))["a"] - 300) < 60  # the repeat is dropped: half and half
+    group = shares(one_of_weighed((st.one_of(a, b), 1), (c, 1)))
+    assert group["c"] > 0.8 * (group["a"] + group["b"]), group  # the group weighs one, not two
+    assert one_of_weighed((a, 3)) is a

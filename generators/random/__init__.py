@@ -16,7 +16,7 @@ Public surface::
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
 from ._strategy import (GeneratorBug, Link, graphs, graphs_linked, graphs_toward, interpret, models,
-                        ops_in_vocabulary, route_share)
+                        one_of_weighed, ops_in_vocabulary, route_share)
 
 __all__ = [
     "GeneratorBug",
@@ -29,6 +29,7 @@ __all__ = [
     "graphs_toward",
     "interpret",
     "models",
+    "one_of_weighed",
     "ops_in_vocabulary",
     "route_share",
 ]

@@ -284,7 +284,7 @@ RUN_OUTSIDE_MANAGERS: dict[str, str] = {
 }
 
 # to_edge replaces view ops by their *_copy form and dtype/memory-format copies by dim-order ops.
-_VIEW_OPS = frozenset({
+VIEW_OPS = frozenset({
     "alias", "as_strided", "detach", "diagonal", "expand", "narrow", "permute", "select", "slice", "split",
     "split_with_sizes", "squeeze", "t", "transpose", "unbind", "unfold", "unsqueeze", "view",
 })
@@ -298,7 +298,7 @@ def edge_forms(name: str) -> set[str]:
     """`name` plus the names to_edge gives it (``aten.expand.default`` -> ``aten.expand_copy.default``)."""
     out = {name}
     parts = name.split(".")
-    if len(parts) == 3 and parts[0] == "aten" and parts[1] in _VIEW_OPS:
+    if len(parts) == 3 and parts[0] == "aten" and parts[1] in VIEW_OPS:
         out.add(f"aten.{parts[1]}_copy.{parts[2]}")
     if name in _DIM_ORDER:
         out.add(_DIM_ORDER[name])

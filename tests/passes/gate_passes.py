@@ -210,31 +210,3 @@ class RewritesUndeclaredOpPass(ExportPass):
             return super().call_operator(NEG, (x,), {}, meta)
         return super().call_operator(op, args, kwargs, meta)
 
-
-_TABLE = (exir_ops.edge.aten.abs.default, exir_ops.edge.aten.ceil.default, exir_ops.edge.aten.floor.default,
-          exir_ops.edge.aten.cos.default, exir_ops.edge.aten.sin.default, exir_ops.edge.aten.tanh.default,
-          exir_ops.edge.aten.sqrt.default, exir_ops.edge.aten.log.default, exir_ops.edge.aten.rsqrt.default,
-          exir_ops.edge.aten.reciprocal.default)
-
-
-class DeclaresMoreThanItsAnnotationPass(ExportPass):
-    """(k) unsound-skip, aimed search: its own `target_ops` declares relu and exp (upstream's
-    ArmOpTargetedPass convention), its annotation targets relu only, and it rewrites exp
-    (exp(x) -> neg(neg(exp(x)))). Its code also names ten other ops (a table it consults), so exp
-    is one suspect among a dozen; the op it declares is the likeliest one its annotation dropped."""
-
-    target_ops = (RELU, EXP)
-    targeted_ops = (RELU,)
-    skip_sound = True
-    copy_sound = False  # the gate must blame skip
-
-    def call_operator(self, op, args, kwargs, meta):
-        if op == RELU:
-            return super().call_operator(exir_ops.edge.aten.clamp.default, (args[0], 0.0), {}, meta)
-        if op == EXP:
-            x = super().call_operator(EXP, args, kwargs, meta)
-            x = super().call_operator(NEG, (x,), {}, meta)
-            return super().call_operator(NEG, (x,), {}, meta)
-        if op in _TABLE and op is None:  # consulted, never matched: names only
-            return super().call_operator(NEG, args, kwargs, meta)
-        return super().call_operator(op, args, kwargs, meta)

@@ -214,53 +214,51 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     where the pass, by its own declaration, rewrites it."""
     from hypothesis import strategies as st
 
-    from generators.random import graphs, graphs_toward
+    from generators.random import graphs, graphs_toward, one_of_weighed
 
     aim = Aim.of(targeted_ops, suspects, ops, declared)
     hit, miss, routes = list(aim.hit), list(aim.miss), aim.routes
     for_skip, for_copy = want in ("both", "skip"), want in ("both", "copy")
-    # Aimed branches and the plain ones form two groups of equal weight per feature, so that
-    # adding suspects does not crowd out the forms and cold-first graphs copy evidence rests on.
-    skip_aimed, copy_aimed, plain = [], [], []
+    # Aimed branches and the plain ones form groups of set weight per feature (one_of_weighed:
+    # st.one_of would weigh each group by its number of branches), so that adding suspects does
+    # not crowd out the forms and cold-first graphs copy evidence rests on.
+    skip_aimed, copy_aimed, plain = [], [], []  # (strategy, weight) pairs
     if routes and miss and for_skip and DrawKind.SUSPECT_IN_SKIP in AIMED:
-        skip_aimed.append(_suspects_in_skip(aim, max_ops))
+        skip_aimed.append((_suspects_in_skip(aim, max_ops), 1))
     if routes and hit and for_copy and max_ops >= 2:
         # a suspect fed by a targeted node (weighed double): what fastpass copies after a re-dispatch
         weights = {DrawKind.TARGETED_TO_SUSPECT: 2, DrawKind.SUSPECT_TO_TARGETED: 1, DrawKind.SUSPECT_BESIDE_TARGETED: 1}
-        for kind, weight in weights.items():
-            if kind in AIMED:
-                copy_aimed += [_linked(aim, kind, max_ops, ops)] * weight
+        copy_aimed += [(_linked(aim, kind, max_ops, ops), weight) for kind, weight in weights.items() if kind in AIMED]
     if routes and for_copy:  # neighbours: the suspects among the targeted ops, in any order
-        copy_aimed.append(st.sampled_from(sorted(routes)).flatmap(
-            lambda name: graphs(1, max_ops, ops=hit + list(routes[name]))))
+        copy_aimed.append((st.sampled_from(sorted(routes)).flatmap(
+            lambda name: graphs(1, max_ops, ops=hit + list(routes[name]))), 1))
     if hit and (want == "both" or (want == "copy" and not miss)):
-        plain.append(graphs(1, max_ops, ops=hit))
+        plain.append((graphs(1, max_ops, ops=hit), 1))
     if miss and for_skip:
-        plain.append(graphs(1, max_ops, ops=miss))
+        plain.append((graphs(1, max_ops, ops=miss), 1))
     if hit and miss and for_copy:
-        mixed = _behind_cold(hit, miss, min(2, max_ops), max_ops, max_extra=3)
-        plain += [mixed, mixed]  # the most informative for copy: weigh it double
+        # the most informative for copy: weighed double
+        plain.append((_behind_cold(hit, miss, min(2, max_ops), max_ops, max_extra=3), 2))
     forms = list(forms)
     if forms and for_copy:
         cold = [op for op in miss if op not in forms]
         with_forms = graphs(1, max_ops, ops=forms)
         if cold and max_ops >= 2:
             with_forms = _behind_cold(forms, cold, 2, max_ops, max_extra=2)
-        plain += [with_forms, with_forms]
+        plain.append((with_forms, 2))
     if link and for_copy and max_ops >= 2:
         from generators.random import Link, graphs_linked
 
-        linked = graphs_linked(link[0], link[1], Link.FEEDS, ops=ops, max_ops=max_ops)
-        plain += [linked, linked]
+        plain.append((graphs_linked(link[0], link[1], Link.FEEDS, ops=ops, max_ops=max_ops), 2))
     if not plain and not skip_aimed and not copy_aimed:
-        plain.append(graphs(1, max_ops, ops=ops))
+        plain.append((graphs(1, max_ops, ops=ops), 1))
     # skip: suspects in two draws of three (graphs_toward adds plain ones of its own)
-    groups = [st.one_of(*skip_aimed)] * 2 if skip_aimed else []
+    groups = [(one_of_weighed(*skip_aimed), 2)] if skip_aimed else []
     if aim.declared and miss and DrawKind.DECLARED_UNTARGETED in AIMED:
-        groups += [graphs_toward([aim.declared[name] for name in sorted(aim.declared)], max_ops, ops=miss)] * 2
-    groups += [st.one_of(*copy_aimed)] if copy_aimed else []
-    groups += [st.one_of(*plain)] if plain else []
-    return st.one_of(*groups)
+        groups.append((graphs_toward([aim.declared[name] for name in sorted(aim.declared)], max_ops, ops=miss), 2))
+    groups += [(one_of_weighed(*copy_aimed), 1)] if copy_aimed else []
+    groups += [(one_of_weighed(*plain), 1)] if plain else []
+    return one_of_weighed(*groups)
 
 
 def _suspects_in_skip(aim: Aim, max_ops: int):

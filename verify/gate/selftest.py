@@ -199,7 +199,7 @@ def equivalence(mutant: Mutant) -> str | None:
     which the entry still targets)."""
     from fastpass.annotations import overridden
 
-    from generators.random.reach import RUN_OUTSIDE_MANAGERS, _VIEW_OPS
+    from generators.random.reach import RUN_OUTSIDE_MANAGERS, VIEW_OPS
 
     from verify.gate import check
     from verify.gate import passes as gp
@@ -214,7 +214,7 @@ def equivalence(mutant: Mutant) -> str | None:
                     "graph a lowering's passes see holds it")
         kept = {gp.op_name(o) for o in mutant.entry.ops}
         edge_only = not check.aten_level(mutant.cls) and mutant.cls.__name__ not in RUN_OUTSIDE_MANAGERS
-        if namespace == "aten" and op in _VIEW_OPS and edge_only and f"aten.{op}_copy.{_}" in kept:
+        if namespace == "aten" and op in VIEW_OPS and edge_only and f"aten.{op}_copy.{_}" in kept:
             return (f"{mutant.detail} is the ATen form of a view op; the pass runs on edge graphs only, where "
                     f"to_edge has made it aten.{op}_copy.{_}, which the entry still targets")
     if mutant.fault is Fault.WIDEN_SKIP:
