@@ -123,6 +123,12 @@ EXPORT = {
     'index_rows': ('aten.index.Tensor',),
     'split_sizes': ('aten.cat.default', 'aten.linear.default', 'aten.split_with_sizes.default'),
     'scalar_scale': ('aten.add.Tensor', 'aten.mul.Tensor'),
+    # the forms five passes act on (measured the same way)
+    'any_where': ('aten.any.dim', 'aten.gt.Scalar', 'aten.neg.default', 'aten.unsqueeze.default', 'aten.where.self'),
+    'embedding': ('aten.embedding.default', 'aten.reshape.default'),
+    'bilinear_down16': ('aten.pad.default', 'aten.upsample_bilinear2d.vec'),
+    'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
+    'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
 }
 
 CORE = {
@@ -242,4 +248,10 @@ CORE = {
     'index_rows': ('aten.index.Tensor',),
     'split_sizes': ('aten.cat.default', 'aten.mm.default', 'aten.permute.default', 'aten.split_with_sizes.default', 'aten.view.default'),
     'scalar_scale': ('aten.add.Tensor', 'aten.mul.Tensor'),
+    # the forms five passes act on (measured the same way)
+    'any_where': ('aten.any.dim', 'aten.gt.Scalar', 'aten.neg.default', 'aten.unsqueeze.default', 'aten.where.self'),
+    'embedding': ('aten.embedding.default', 'aten.view.default'),
+    'bilinear_down16': ('aten.constant_pad_nd.default', 'aten.upsample_bilinear2d.vec'),
+    'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
+    'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
 }

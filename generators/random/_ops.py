@@ -147,7 +147,9 @@ TAINT_CLEARERS = frozenset()
 # cumsum -> tril: SELECT "Expected matching dtypes but got torch.int8 and torch.int32";
 # cumsum -> cumsum: "TOSA-1.0+INT only supports torch.int8 weights for torch.int8 input but found
 # torch.int64".
-AVOID_TABLE_TAINT = frozenset({"avg_pool2d", "adaptive_avg_pool2d", "cumsum", "where", "tril", "var"})
+# any_where: a where on any()'s mask, kept off tainted values like where as a precaution (sigmoid/log ->
+# any_where, both keepdim forms, lowered on tosa-int without error).
+AVOID_TABLE_TAINT = frozenset({"avg_pool2d", "adaptive_avg_pool2d", "cumsum", "where", "tril", "var", "any_where"})
 
 # batch_norm -> batch_norm (-> silu -> rsqrt) fails in TOSA-1.0+FP lowering: FuseBatchNorm2dPass,
 # get_first_fake_tensor raises KeyError: 'val'.  An op never consumes, as its primary input, the
@@ -173,13 +175,18 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # addmm(x0, n=4)). FP lowering is unaffected; the op stays usable by name.
 # as_strided: the CI sample test's derandomized draw relu -> as_strided -> a chain of relus hit a
 # RecursionError in stock INT quantization; not minimised yet.
+# embedding: acts only on tosa-fp (see FLOAT_ONLY).
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
-                         "int_operand"})
+                         "int_operand", "embedding"})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
 # (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;
-# int_operand: a float and an int32 value in one op, which the quantizer would annotate).
-FLOAT_ONLY = frozenset({"addmm", "int_operand"})
+# int_operand: a float and an int32 value in one op, which the quantizer would annotate;
+# embedding: F.embedding with an int32 index buffer, the one index dtype the ARM partitioner
+# delegates; on INT targets it lowers, but the quantizer's transform_for_annotation copy of
+# DecomposeEmbeddingPass has already made it index_select: measured, relu -> embedding -> abs on
+# tosa-int hands the lowering's DecomposeEmbeddingPass index_select and it copies nothing).
+FLOAT_ONLY = frozenset({"addmm", "int_operand", "embedding"})
 
 
 REGISTRY: dict[str, _OpDef] = {}

@@ -533,3 +533,140 @@ def _scalar_scale_emit(args, params, in_shapes):
 
 REGISTRY["scalar_scale"] = _OpDef("scalar_scale", ("aten.mul.Tensor", "aten.add.Tensor"), _scalar_scale_inst,
                                   _scalar_scale_emit, kind="binary")
+
+
+# ---- forms of ops the vocabulary lacks, each the one a pass acts on ------------------------------
+# Found by measuring why five annotated passes never got gate evidence: the pass acts only on
+# this form, and no other vocabulary op presents it (reach.FORM_ROUTES names the pass of each).
+
+def _any_where_inst(ctx):
+    """torch.any over one dim as the condition of a where (a "row has a positive entry" mask):
+    DecomposeAnyPass rewrites any.dim (keepdim or not) and nothing else presents aten.any."""
+    rank = len(ctx.x)
+    dim = ctx.choice(list(reversed(range(rank))))
+    return {"dim": dim, "keepdim": not ctx.flag()}, [], ctx.x
+
+
+def _any_where_emit(args, params, in_shapes):
+    x, d = args[0], params["dim"]
+    cond = f"torch.any({x} > 0, dim={d}, keepdim={params['keepdim']})"
+    if not params["keepdim"]:  # keep the mask broadcastable against x
+        cond += f".unsqueeze({d})"
+    return f"torch.where({cond}, {x}, -{x})", []
+
+
+REGISTRY["any_where"] = _OpDef("any_where", ("aten.any.dim", "aten.gt.Scalar", "aten.where.self", "aten.neg.default"),
+                               _any_where_inst, _any_where_emit, kind="reduce")
+
+
+def _embedding_inst(ctx):
+    """A table lookup F.embedding(idx, table): the table is x viewed as [rows, x[-1]], idx a
+    registered int32 index buffer (the ARM EmbeddingSupported check rejects int64 indices, so only
+    int32 ones are delegated and reach DecomposeEmbeddingPass)."""
+    x = ctx.x
+    rows = numel(x) // x[-1]
+    count = ctx.choice([2, 1, 4, 3])
+    if count * x[-1] > MAX_NUMEL:
+        count = 1
+    return {"index": _index_values(count, rows, ctx.choice(_PATTERNS))}, [], (count, x[-1])
+
+
+def _embedding_emit(args, params, in_shapes):
+    idx = params["index"]
+    width = in_shapes[0][-1]
+    return (f"F.embedding(self.{{i}}, {args[0]}.reshape(-1, {width}))",
+            [("i", (len(idx),), idx, "int32", True)])
+
+
+REGISTRY["embedding"] = _OpDef("embedding", ("aten.embedding.default",), _embedding_inst, _embedding_emit,
+                               kind="layout")
+
+
+_DOWN16 = 16
+
+
+def _down16_inst(ctx):
+    """A bilinear 1/16 downscale (align_corners=False): the exact boundary case TOSA RESIZE does
+    not take and DecomposeUnsupportedBilinearResizePass rewrites to slices and an avg_pool2d.
+    H and W must be multiples of 16: a smaller side is zero-padded up to the next multiple first
+    (graph inputs are at most 12 high)."""
+    n, c, h, w = ctx.x
+    mult = ctx.choice([1, 2])  # pad to the next multiple of 16, or one more
+    ph = (-(-h // _DOWN16) + mult - 1) * _DOWN16
+    pw = (-(-w // _DOWN16) + mult - 1) * _DOWN16
+    if n * c * ph * pw > MAX_NUMEL:
+        ph, pw = -(-h // _DOWN16) * _DOWN16, -(-w // _DOWN16) * _DOWN16
+    return {"pad": [pw - w, ph - h]}, [], (n, c, ph // _DOWN16, pw // _DOWN16)
+
+
+def _down16_ok(x):
+    if len(x) != 4:
+        return False
+    n, c, h, w = x
+    return n * c * (-(-h // _DOWN16) * _DOWN16) * (-(-w // _DOWN16) * _DOWN16) <= MAX_NUMEL
+
+
+def _down16_emit(args, params, in_shapes):
+    pw, ph = params["pad"]
+    x = args[0] if pw == ph == 0 else f"F.pad({args[0]}, (0, {pw}, 0, {ph}))"
+    return f"F.interpolate({x}, scale_factor=1.0 / {_DOWN16}, mode='bilinear', align_corners=False)", []
+
+
+REGISTRY["bilinear_down16"] = _OpDef("bilinear_down16", ("aten.upsample_bilinear2d.vec",), _down16_inst,
+                                     _down16_emit, accepts=_down16_ok, kind="resize")
+
+
+def _perm_choices(x):
+    """Permutations of x's dims that reorder its dims of size > 1 (a real data movement, not one
+    a view could do), simplest first."""
+    rank = len(x)
+    cands = {2: [(1, 0)], 3: [(0, 2, 1), (2, 0, 1), (1, 0, 2)],
+             4: [(0, 2, 3, 1), (0, 3, 1, 2), (0, 1, 3, 2)]}.get(rank, [tuple(reversed(range(rank)))])
+    big = [i for i in range(rank) if x[i] > 1]
+    return [p for p in cands if [i for i in p if x[i] > 1] != big]
+
+
+def _moves_data(x):
+    return len(x) >= 2 and bool(_perm_choices(x))
+
+
+_PAIR_OPS = {"add": "+", "mul": "*", "sub": "-"}
+
+
+def _permuted_pair_inst(ctx):
+    """Two identical permutes of two values feeding one elementwise op: x.permute(p) (op)
+    relu(x).permute(p).  FuseIdenticalInputTransformsPass acts only on an elementwise op or cat
+    whose inputs are identical permute/view nodes, each used only by it; two permutes of one value
+    FuseDuplicateUsersPass merges first, so the two have different producers."""
+    perm = ctx.choice(_perm_choices(ctx.x))
+    return {"perm": list(perm), "op": ctx.choice(list(_PAIR_OPS))}, [], tuple(ctx.x[i] for i in perm)
+
+
+def _permuted_pair_emit(args, params, in_shapes):
+    x, p = args[0], _fmt(tuple(params["perm"]))
+    return f"({x}.permute({p}) {_PAIR_OPS[params['op']]} torch.relu({x}).permute({p}))", []
+
+
+REGISTRY["permuted_pair"] = _OpDef("permuted_pair", ("aten.permute.default", "aten.relu.default", "aten.add.Tensor",
+                                                     "aten.mul.Tensor", "aten.sub.Tensor"),
+                                   _permuted_pair_inst, _permuted_pair_emit, accepts=_moves_data, kind="layout")
+
+
+def _rescaled_permute_inst(ctx):
+    """(x + c).permute(p), c a [x[-1]] constant, p reordering dims of size > 1: on INT targets the
+    add is computed in int32 between RESCALEs, and MoveDataMovementOpsToSmallerDtypePass moves the
+    permute past the per-tensor RESCALE onto the int8 side.  x + x, scalar operands and permutes of
+    size-1 dims only do not present that (measured)."""
+    perm = ctx.choice(_perm_choices(ctx.x))
+    return {"perm": list(perm), "op": ctx.choice(["add", "sub"])}, [], tuple(ctx.x[i] for i in perm)
+
+
+def _rescaled_permute_emit(args, params, in_shapes):
+    sym = "+" if params["op"] == "add" else "-"
+    return (f"({args[0]} {sym} self.{{c}}).permute({_fmt(tuple(params['perm']))})",
+            [("c", (in_shapes[0][-1],), -1.0, 1.0, False)])
+
+
+REGISTRY["rescaled_permute"] = _OpDef("rescaled_permute", ("aten.add.Tensor", "aten.sub.Tensor", "aten.permute.default"),
+                                      _rescaled_permute_inst, _rescaled_permute_emit, accepts=_moves_data,
+                                      kind="layout")

@@ -250,6 +250,37 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                            "addmm is FLOAT_ONLY (quarantined from quantized targets) and linear never presents "
                            "addmm (NOT_PRESENTING): only the addmm op does, on tosa-fp (measured on edge-fp: "
                            "relu -> addmm -> abs copies 4 nodes); on INT the pass is quantizer-first"),
+    "DecomposeAnyPass": (("any_where",),
+                         "retrace-only annotation, but the pass retraces only when it rewrites an "
+                         "any/any.dim/any.dims, which no other vocabulary op presents (measured, relu -> "
+                         "any_where -> abs: keepdim 7-8 nodes copied on edge-fp, 11-12 on quantized and ethos-u85; "
+                         "on ethos-u55 it is not delegated and the pass copies none)"),
+    "DecomposeEmbeddingPass": (("embedding",),
+                               "retrace-only annotation, but the pass retraces only when it rewrites an "
+                               "aten.embedding, delegated only with int32 indices (EmbeddingSupported rejects "
+                               "int64): embedding's int32 index buffer (measured on edge-fp, relu -> embedding -> "
+                               "abs: 3 nodes copied). FLOAT_ONLY: on INT the quantizer's copy of the pass has "
+                               "already made it index_select (measured on quantized: 0 copied)"),
+    "DecomposeUnsupportedBilinearResizePass": (("bilinear_down16",),
+                                               "retrace-only annotation, but the pass acts only on an exact 1/16 "
+                                               "bilinear downscale with align_corners=False (the TOSA RESIZE "
+                                               "boundary case); upsample only scales by 2 or 1 (measured, relu -> "
+                                               "bilinear_down16 -> abs: 3 nodes copied on edge-fp, 5 on quantized "
+                                               "and ethos-u85; on ethos-u55 the resize is not delegated, 0)"),
+    "FuseIdenticalInputTransformsPass": (("permuted_pair",),
+                                         "retrace-only annotation, but the pass acts only on an elementwise op or "
+                                         "cat whose inputs are identical permute/view nodes, each used by it only; "
+                                         "two permutes of one value are merged first by FuseDuplicateUsersPass, so "
+                                         "they need different producers (measured, relu -> permuted_pair -> abs: 3 "
+                                         "nodes copied on all four stages)"),
+    "MoveDataMovementOpsToSmallerDtypePass": (("rescaled_permute",),
+                                              "retrace-only annotation, but the pass acts only on a permute (or "
+                                              "dim-order copy) next to a per-tensor RESCALE with a narrower side: "
+                                              "on INT targets an add/sub of a constant then permute of a non-size-1 "
+                                              "dim (measured, relu -> rescaled_permute -> abs: 8 nodes copied on "
+                                              "quantized, ethos-u55, ethos-u85; edge-fp has no RESCALE, 0). A "
+                                              "FORM_LINKS add/sub/mul -> permute/transpose copied in 1 of 10: x op x, "
+                                              "scalar operands and size-1 permutes miss"),
 }
 
 # Passes that act only where a node of one op directly feeds a node of another: (producer ops,
