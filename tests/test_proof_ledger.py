@@ -193,6 +193,17 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     ledger.record([weaker], {PASS: cls}, {"examples": 30}, "later-revision", [PASS, other], path, partial=True)
     kept = json.loads(path.read_text())["passes"][PASS]
     assert kept["verdict"] == "sound" and kept["proven_at"] == "pass-run-revision"
-    # ... but a whole run records what it found
+    # ... nor does a whole run: the proof stays, with the settings of the run that made it
     ledger.record([weaker], {PASS: cls}, {"examples": 60}, "whole-run", [PASS, other], path)
+    kept = json.loads(path.read_text())["passes"][PASS]
+    assert kept["verdict"] == "sound" and kept["proven_at"] == "pass-run-revision" and kept["gate"] == {"examples": 30}
+    # a whole run that proves more replaces it, and a changed claim is recorded whatever it found
+    stronger = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.SOUND, stage="edge-fp",
+                           evidence={Feature.COPY: Evidence(Feature.COPY, examples=60, examples_with_action=20)})
+    ledger.record([stronger], {PASS: cls}, {"examples": 60}, "whole-run-2", [PASS, other], path)
+    assert json.loads(path.read_text())["passes"][PASS]["proven_at"] == "whole-run-2"
+    document = json.loads(path.read_text())
+    document["passes"][PASS]["claim"] = "an-older-claim"
+    path.write_text(json.dumps(document))
+    ledger.record([weaker], {PASS: cls}, {"examples": 60}, "whole-run-3", [PASS, other], path)
     assert json.loads(path.read_text())["passes"][PASS]["verdict"] == "unexercised"

@@ -58,9 +58,11 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     `annotated`: the qualnames of every annotated pass now (entries of others are dropped);
     `partial`: a run of chosen passes (`--pass`), which leaves the ledger's `gated_at` (the
     revision whose every annotation was proven) as it was, and its entries keep their run's
-    settings (`gate`; a whole run's are the ledger's), except where the ledger already holds a
-    stronger record of the same claim (`_stronger`). Every entry written says the commit it
-    was proven at (`proven_at`)."""
+    settings (`gate`; a whole run's are the ledger's). Either run keeps the ledger's record
+    where it is stronger for the same claim (`_stronger`): a proof holds until its claim, the
+    machinery or the versions change, and a later run that drew other graphs and saw fastpass
+    act less does not undo it (a run that finds the claim unsound is never recorded). Every
+    entry says the commit it was proven at (`proven_at`)."""
     verdicts = list(verdicts)
     if any(v.verdict.fails for v in verdicts):
         raise ValueError("the ledger records only a run in which no pass is unsound or errored")
@@ -70,8 +72,12 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
     for v in verdicts:
         entry = {**entry_of(v, classes.get(v.qualname)), "proven_at": commit, **({"gate": settings} if partial else {})}
         old = passes.get(v.qualname)
-        if partial and old is not None and _stronger(old, entry):
-            continue  # a focused run that proved less does not take back a proof of the same claim
+        if old is not None and _stronger(old, entry):
+            # a run that proved less does not take back a proof of the same claim against the
+            # same machinery and versions (`_old_document` holds only such proofs): the proof
+            # stays, with the settings of the run that made it
+            passes[v.qualname] = old if "gate" in old or partial else {**old, "gate": old_document.get("gate", {})}
+            continue
         passes[v.qualname] = entry
     counts = Counter(e["verdict"] for e in passes.values())
     document = {
@@ -88,10 +94,10 @@ def record(verdicts: Iterable[PassVerdict], classes: dict[str, type], settings: 
 
 def _stronger(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Is `old` the better record of the same claim than `new`: `new` is not sound, and `old`
-    is, or rests on more examples with evidence (its weakest feature's). Why: a `--pass` run
-    with fewer or other graphs (one stage, 30 graphs) that did not make fastpass act proves
-    nothing against a registry run that did; only a failing verdict would, and that is never
-    recorded."""
+    is, or rests on more examples with evidence (its weakest feature's). Why: a run with fewer
+    or other graphs (a `--pass` run's one stage and 30 graphs; a registry run whose draws
+    changed) that did not make fastpass act proves nothing against a run that did; only a
+    failing verdict would, and that is never recorded."""
     if old.get("claim") != new.get("claim") or new["verdict"] == ProofStatus.SOUND.value:
         return False
 
