@@ -150,6 +150,18 @@ TARGET_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
                                "pipeline (outside fastpass) decomposes layer_norm first (measured: relu -> "
                                "layer_norm -> abs on tosa-int hands it add/mul/rsqrt/sub/sum, and upstream's "
                                "should_run_pass skips it)"),
+    "DecomposeEmbeddingPass": (("tosa-fp",),
+                               "on INT targets the quantizer's copy of the pass has already made embedding an "
+                               "index_select (measured on tosa-int, relu -> embedding -> abs: 0 nodes copied)"),
+    "MoveDataMovementOpsToSmallerDtypePass": (("tosa-int", "ethos-u55", "ethos-u85"),
+                                              "it acts next to a RESCALE, which only INT lowerings have (measured "
+                                              "on tosa-fp, relu -> rescaled_permute -> abs: 0 nodes copied)"),
+    "DecomposeAnyPass": (("tosa-fp", "tosa-int", "ethos-u85"),
+                         "on ethos-u55 the partitioner does not delegate any (measured, relu -> any_where -> abs: "
+                         "0 nodes copied there, 7-12 on the other three)"),
+    "DecomposeUnsupportedBilinearResizePass": (("tosa-fp", "tosa-int", "ethos-u85"),
+                                               "on ethos-u55 the partitioner does not delegate the resize "
+                                               "(measured, relu -> bilinear_down16 -> abs: 0 nodes copied there)"),
 }
 
 # The targets whose lowering starts from a quantized graph: the ARM quantizer's
