@@ -193,13 +193,13 @@ def equivalence(mutant: Mutant) -> str | None:
 
     A widened skip claim is inert when upstream's own `should_run_pass` already skips every call
     without one of the targeted ops (`passes.upstream_skip_covers`): fastpass checks upstream's
-    skip first, so its own skip never applies. A dropped op is never in a graph the pass sees
-    when it is an in-place overload (torch.export functionalizes the program), or the ATen form
-    of a view op for a pass that runs on edge graphs only (to_edge has made it the ``*_copy`` form,
-    which the entry still targets)."""
+    skip first, so its own skip never applies. A dropped op is never in a graph a pass that runs
+    on edge graphs only sees when it is an in-place overload (to_edge's program is functional) or
+    the ATen form of a view op (to_edge has made it the ``*_copy`` form, which the entry still
+    targets)."""
     from fastpass.annotations import overridden
 
-    from generators.random.reach import RUN_OUTSIDE_MANAGERS, VIEW_OPS
+    from generators.random.reach import QUANTIZER_ONLY, RUN_OUTSIDE_MANAGERS, VIEW_OPS, quantizer_first
 
     from verify.gate import check
     from verify.gate import passes as gp
@@ -209,11 +209,16 @@ def equivalence(mutant: Mutant) -> str | None:
             return (f"{mutant.detail} was the entry's only targeted op and it claims skip only: fastpass never "
                     "skips a pass whose entry names no op, so the mutant entry is never used")
         namespace, op, _ = (mutant.detail.split(".") + ["", ""])[:3]
-        if namespace == "aten" and op.endswith("_") and not op.startswith("_"):
-            return (f"{mutant.detail} is an in-place overload: torch.export functionalizes the program, so no "
-                    "graph a lowering's passes see holds it")
+        # edge graphs only: not the quantizer's pipeline (ATen graphs, in which in-place ops still
+        # stand until its RewriteInplaceArithmeticPass; fastpass acts there when a user enables it
+        # around quantization), not on the exported graph itself
+        name = mutant.cls.__name__
+        edge_only = (not check.aten_level(mutant.cls) and name not in RUN_OUTSIDE_MANAGERS
+                     and name not in quantizer_first() and name not in QUANTIZER_ONLY)
+        if edge_only and namespace == "aten" and op.endswith("_") and not op.startswith("_"):
+            return (f"{mutant.detail} is an in-place overload and the pass sees edge graphs only: to_edge's "
+                    "functional program holds none")
         kept = {gp.op_name(o) for o in mutant.entry.ops}
-        edge_only = not check.aten_level(mutant.cls) and mutant.cls.__name__ not in RUN_OUTSIDE_MANAGERS
         if namespace == "aten" and op in VIEW_OPS and edge_only and f"aten.{op}_copy.{_}" in kept:
             return (f"{mutant.detail} is the ATen form of a view op; the pass runs on edge graphs only, where "
                     f"to_edge has made it aten.{op}_copy.{_}, which the entry still targets")
