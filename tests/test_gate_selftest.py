@@ -269,3 +269,14 @@ def test_dropping_the_only_op_of_a_skip_only_entry_is_equivalent(tmp_path):
         raise AssertionError("an equivalent mutant was gated")
 
     assert st.run_mutant(1, drop, gate, tmp_path, 0).verdict is st.MutantVerdict.EQUIVALENT
+
+
+def test_a_cat_of_one_tensor_the_vocabulary_draws_kills_the_dropped_cat():
+    """A survivor of the real self-test (RemoveNoopPass without cat.default: every drawn cat joined
+    two tensors, and the pass deletes only a cat of one). `cat` now draws the one-tensor form."""
+    mutant = _real_mutant("RemoveNoopPass", "aten.cat.default")
+    spec = {"format": 1, "input_shapes": [[1, 3, 4, 5]], "seed": 2, "outputs": [3],
+            "ops": [{"inputs": [0], "op": "relu", "params": {}, "shape": [1, 3, 4, 5]},
+                    {"inputs": [1], "op": "cat", "params": {"dim": 1, "single": True}, "shape": [1, 3, 4, 5]},
+                    {"inputs": [2], "op": "abs", "params": {}, "shape": [1, 3, 4, 5]}]}
+    assert "copy" in _killed_on(mutant, spec, "edge-fp")

@@ -990,6 +990,10 @@ def _cat_inst(ctx):
         dim = ctx.choice(range(len(x)))
         if not _fits(x[:dim] + (2 * x[dim],) + x[dim + 1:]):
             other, y = ctx.primary, x  # only possible when x itself is too big to double
+    # drawn last, so the earlier choices of a gene decode as before: a cat of one tensor, the no-op
+    # RemoveNoopPass deletes (models build the list of parts in a loop that can run once)
+    if ctx.choice([False, True]):
+        return {"dim": dim, "single": True}, [], x
     out = list(x)
     out[dim] = x[dim] + y[dim]
     return {"dim": dim}, [other], tuple(out)
@@ -1000,8 +1004,9 @@ def _cat_ok(x):
 
 
 REGISTRY["cat"] = _OpDef("cat", ("aten.cat.default",), _cat_inst,
-                         lambda a, p, s: (f"torch.cat([{a[0]}, {a[1]}], dim={p['dim']})", []), accepts=_cat_ok,
-                         kind="layout")
+                         lambda a, p, s: (f"torch.cat([{', '.join(a[:1] if p.get('single') else a[:2])}], "
+                                          f"dim={p['dim']})", []),
+                         accepts=_cat_ok, kind="layout")
 
 
 def _big_dim(x):
