@@ -280,3 +280,18 @@ def test_a_cat_of_one_tensor_the_vocabulary_draws_kills_the_dropped_cat():
                     {"inputs": [1], "op": "cat", "params": {"dim": 1, "single": True}, "shape": [1, 3, 4, 5]},
                     {"inputs": [2], "op": "abs", "params": {}, "shape": [1, 3, 4, 5]}]}
     assert "copy" in _killed_on(mutant, spec, "edge-fp")
+
+
+def test_a_run_ci_fails_kills_the_mutant_whichever_verdict_fails():
+    """CI fails a gate run on any failing verdict. The self-test read only the mutant pass's own
+    (MemoryFormatOpsPass without _to_copy: its own `unexercised`, while the run held an
+    `<unattributed>` divergence at the first pass manager's input in every stage) and counted a
+    killed mutant survived."""
+    from verify.gate.verdict import PassVerdict
+
+    own = PassVerdict("a.Pass", "Pass", "ref", GateVerdict.UNEXERCISED)
+    unattributed = PassVerdict("<unattributed>", "unattributed", "-", GateVerdict.ERROR, "divergence at <input>")
+    assert st.ci_verdict([own, unattributed], "a.Pass") is unattributed
+    assert st.ci_verdict([own], "a.Pass") is own
+    failing_own = PassVerdict("a.Pass", "Pass", "ref", GateVerdict.UNSOUND_COPY)
+    assert st.ci_verdict([unattributed, failing_own], "a.Pass") is failing_own
