@@ -295,3 +295,12 @@ def test_a_run_ci_fails_kills_the_mutant_whichever_verdict_fails():
     assert st.ci_verdict([own], "a.Pass") is own
     failing_own = PassVerdict("a.Pass", "Pass", "ref", GateVerdict.UNSOUND_COPY)
     assert st.ci_verdict([unattributed, failing_own], "a.Pass") is failing_own
+
+
+def test_an_int16_comparison_the_vocabulary_draws_kills_the_dropped_comparison():
+    """CastIntComparisonInputsPass casts int8/int16 comparison inputs on FP-only TOSA; every
+    comparison the vocabulary drew was of float32 values, so dropping one of its ops could not be
+    seen. `int_compare` (float targets) draws one."""
+    mutant = _real_mutant("CastIntComparisonInputsPass", "aten.le.Tensor")
+    spec = _then_relu([1, 3, 4, 5], "int_compare", {"cmp": "le", "dtype": "int16"})
+    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]

@@ -177,7 +177,7 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # RecursionError in stock INT quantization; not minimised yet.
 # embedding: acts only on tosa-fp (see FLOAT_ONLY).
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
-                         "int_operand", "embedding"})
+                         "int_operand", "embedding", "int_compare"})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
 # (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;
@@ -185,8 +185,9 @@ QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_simila
 # embedding: F.embedding with an int32 index buffer, the one index dtype the ARM partitioner
 # delegates; on INT targets it lowers, but the quantizer's transform_for_annotation copy of
 # DecomposeEmbeddingPass has already made it index_select: measured, relu -> embedding -> abs on
-# tosa-int hands the lowering's DecomposeEmbeddingPass index_select and it copies nothing).
-FLOAT_ONLY = frozenset({"addmm", "int_operand", "embedding"})
+# tosa-int hands the lowering's DecomposeEmbeddingPass index_select and it copies nothing;
+# int_compare: an int8/int16 comparison, which the quantizer would annotate too).
+FLOAT_ONLY = frozenset({"addmm", "int_operand", "embedding", "int_compare"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
@@ -383,6 +384,27 @@ def _int_operand_emit(args, params, in_shapes):
 REGISTRY["int_operand"] = _OpDef("int_operand", ("aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
                                                  "aten.div.Tensor", "aten.minimum.default"),
                                  _int_operand_inst, _int_operand_emit, accepts=_int_operand_ok, kind="binary")
+
+# A comparison of int8/int16 values, selecting between float ones: the form
+# CastIntComparisonInputsPass casts (FP-only TOSA has no integer comparison); every other
+# comparison the vocabulary draws is of float32 values. Float targets only (FLOAT_ONLY).
+_INT_CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
+
+
+def _int_compare_inst(ctx):
+    return {"cmp": ctx.choice(list(_INT_CMPS)), "dtype": ctx.choice(["int16", "int8"])}, [], ctx.x
+
+
+def _int_compare_emit(args, params, in_shapes):
+    width = in_shapes[0][-1]
+    x, dtype = args[0], params["dtype"]
+    values = [i % 5 - 2 for i in range(width)]
+    return (f"torch.where({x}.to(torch.{dtype}) {_INT_CMPS[params['cmp']]} self.{{c}}, {x}, -{x})",
+            [("c", (width,), values, dtype, True)])
+
+
+REGISTRY["int_compare"] = _OpDef("int_compare", tuple(f"aten.{c}.Tensor" for c in _INT_CMPS) + ("aten.where.self",),
+                                 _int_compare_inst, _int_compare_emit, accepts=_int_operand_ok, kind="binary")
 
 _CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
 
