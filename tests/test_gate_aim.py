@@ -198,8 +198,8 @@ def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not()
     from executorch.exir.passes.remove_mixed_type_operators import RemoveMixedTypeOperators
 
     fp = run.stage_ops("edge-fp", None)
-    assert {"int_operand", "addmm"} <= set(fp)
-    assert gg.form_route(RemoveMixedTypeOperators, fp) == ["int_operand"]
+    assert {"int_add", "int_minimum", "addmm"} <= set(fp)
+    assert gg.form_route(RemoveMixedTypeOperators, fp) == ["int_add", "int_sub", "int_mul", "int_div", "int_minimum"]
     for stage in ("quantized", "ethos-u55", "ethos-u85"):
         assert run.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
     assert gg.form_route(RemoveMixedTypeOperators, None) == []

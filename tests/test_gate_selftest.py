@@ -210,10 +210,10 @@ def test_a_same_size_resize_the_vocabulary_draws_kills_the_dropped_upsample():
 
 def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_type_add():
     """The other survivor: RemoveMixedTypeOperators without add.Tensor was called sound, because
-    every drawn value was float32 and the pass casts only mixed-dtype operands. `int_operand`
-    (float targets) draws a float32 value and an int32 buffer in one add/sub/mul/div/minimum."""
+    every drawn value was float32 and the pass casts only mixed-dtype operands. `int_add` ...
+    `int_minimum` (float targets) draw a float32 value and an int32 buffer in one op."""
     mutant = _real_mutant("RemoveMixedTypeOperators", "aten.add.Tensor")
-    spec = _then_relu([1, 3, 4, 5], "int_operand", {"op": "add", "swap": False})
+    spec = _then_relu([1, 3, 4, 5], "int_add", {"swap": False})
     assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
 
 

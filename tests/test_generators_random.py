@@ -306,7 +306,7 @@ def test_reach_tables_name_real_passes_and_ops():
         assert ops and set(ops) <= set(vocab) and why, name
     assert all(why for why in reach.UNREACHABLE.values())
     assert set(REACH_OPS) <= set(vocab)
-    float_vocab = ops_in_vocabulary(float_target=True)  # a form only float targets take (int_operand)
+    float_vocab = ops_in_vocabulary(float_target=True)  # a form only float targets take (int_add, ...)
     for name, (ops, why) in reach.FORM_ROUTES.items():
         assert name in annotated and name not in reach.UNREACHABLE, name
         assert ops and set(ops) <= set(float_vocab) and why, name

@@ -176,18 +176,20 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # as_strided: the CI sample test's derandomized draw relu -> as_strided -> a chain of relus hit a
 # RecursionError in stock INT quantization; not minimised yet.
 # embedding: acts only on tosa-fp (see FLOAT_ONLY).
+# the int_* ops below: a float value and an int32 buffer in one arithmetic op
+INT_OPERAND = ("int_add", "int_sub", "int_mul", "int_div", "int_minimum")
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
-                         "int_operand", "embedding", "int_compare"})
+                         *INT_OPERAND, "embedding", "int_compare"})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
 # (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;
-# int_operand: a float and an int32 value in one op, which the quantizer would annotate;
+# int_add ... int_minimum: a float and an int32 value in one op, which the quantizer would annotate;
 # embedding: F.embedding with an int32 index buffer, the one index dtype the ARM partitioner
 # delegates; on INT targets it lowers, but the quantizer's transform_for_annotation copy of
 # DecomposeEmbeddingPass has already made it index_select: measured, relu -> embedding -> abs on
 # tosa-int hands the lowering's DecomposeEmbeddingPass index_select and it copies nothing;
 # int_compare: an int8/int16 comparison, which the quantizer would annotate too).
-FLOAT_ONLY = frozenset({"addmm", "int_operand", "embedding", "int_compare"})
+FLOAT_ONLY = frozenset({"addmm", *INT_OPERAND, "embedding", "int_compare"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
@@ -357,9 +359,14 @@ _binary("maximum", "maximum", ["aten.maximum.default"], scalar_ok=False)
 
 # A float value and an int32 constant in one arithmetic op: the mixed-dtype form
 # RemoveMixedTypeOperators (to_edge) casts, which float-only values never present. A literal
-# [W] int32 buffer, as models register index offsets or integer scales. Float targets only
-# (FLOAT_ONLY): on INT targets the quantizer would annotate the int operand.
-_INT_OPERAND_OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "minimum": "minimum"}
+# [W] int32 buffer, as models register index offsets or integer scales. One vocabulary op per
+# arithmetic op (int_add, ..., int_minimum), so that each presents one op: the gate's aim at an op
+# dropped from the pass's annotation then finds its mixed form among the untargeted ops. Float
+# targets only (FLOAT_ONLY): on INT targets the quantizer would annotate the int operand.
+_INT_OPERAND_OPS = {"add": ("+", "aten.add.Tensor"), "sub": ("-", "aten.sub.Tensor"),
+                    "mul": ("*", "aten.mul.Tensor"), "div": ("/", "aten.div.Tensor"),
+                    "minimum": ("minimum", "aten.minimum.default")}
+assert INT_OPERAND == tuple(f"int_{op}" for op in _INT_OPERAND_OPS)
 
 
 def _int_operand_ok(x):
@@ -367,23 +374,27 @@ def _int_operand_ok(x):
 
 
 def _int_operand_inst(ctx):
-    return {"op": ctx.choice(list(_INT_OPERAND_OPS)), "swap": ctx.flag()}, [], ctx.x
+    return {"swap": ctx.flag()}, [], ctx.x
 
 
-def _int_operand_emit(args, params, in_shapes):
-    width = in_shapes[0][-1]
-    op = params["op"]
-    values = [1 + i % 3 if op == "div" else i % 5 - 2 for i in range(width)]  # div: no zero divisor
-    x, c = args[0], "self.{c}"
-    if params.get("swap") and op != "div":
-        x, c = c, x
-    expr = f"torch.minimum({x}, {c})" if op == "minimum" else f"{x} {_INT_OPERAND_OPS[op]} {c}"
-    return expr, [("c", (width,), values, "int32", True)]
+def _int_operand(op):
+    sym = _INT_OPERAND_OPS[op][0]
+
+    def emit(args, params, in_shapes):
+        width = in_shapes[0][-1]
+        values = [1 + i % 3 if op == "div" else i % 5 - 2 for i in range(width)]  # div: no zero divisor
+        x, c = args[0], "self.{c}"
+        if params.get("swap") and op != "div":
+            x, c = c, x
+        expr = f"torch.minimum({x}, {c})" if op == "minimum" else f"{x} {sym} {c}"
+        return expr, [("c", (width,), values, "int32", True)]
+
+    return emit
 
 
-REGISTRY["int_operand"] = _OpDef("int_operand", ("aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor",
-                                                 "aten.div.Tensor", "aten.minimum.default"),
-                                 _int_operand_inst, _int_operand_emit, accepts=_int_operand_ok, kind="binary")
+for _op, (_sym, _aten) in _INT_OPERAND_OPS.items():
+    REGISTRY[f"int_{_op}"] = _OpDef(f"int_{_op}", (_aten,), _int_operand_inst, _int_operand(_op),
+                                    accepts=_int_operand_ok, kind="binary")
 
 # A comparison of int8/int16 values, selecting between float ones: the form
 # CastIntComparisonInputsPass casts (FP-only TOSA has no integer comparison); every other

@@ -223,9 +223,9 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                                                "retrace-only annotation, but the pass (which the permute/view "
                                                "propagation passes call directly) retraces only when it removes "
                                                "permutes that enclose an elementwise region"),
-    "RemoveMixedTypeOperators": (("int_operand",),
+    "RemoveMixedTypeOperators": (("int_add", "int_sub", "int_mul", "int_div", "int_minimum"),
                                  "retraces every graph, but rewrites only an add/sub/mul/div/minimum whose "
-                                 "operands differ in dtype (it casts one): int_operand's float32 value and "
+                                 "operands differ in dtype (it casts one): the int_* ops' float32 value and "
                                  "int32 buffer; every other vocabulary value is float32. Float targets only "
                                  "(on INT the quantizer would annotate the int operand)"),
     "CanonicalizeGatherPass": (("gather", "conv2d", "relu"),
