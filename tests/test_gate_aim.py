@@ -100,7 +100,7 @@ def test_suspects_are_read_per_class_not_per_module():
 
 def test_kinds_are_read_off_the_graph_structure():
     aim = Aim.of(list(toy("RewritesWhatTargetsFeedPass").targeted_ops), {"aten.neg.default"})
-    assert aim.routes == {"aten.neg.default": ("neg",)}
+    assert set(aim.routes) == {"aten.neg.default"} and "neg" in aim.routes["aten.neg.default"]
     x = [(1, 2, 4, 4)]
     assert aim.kinds(interpret(x, [("relu", 0, 0), ("neg", 0, 0)])) == {DrawKind.TARGETED_TO_SUSPECT}
     assert aim.kinds(interpret(x, [("neg", 0, 0), ("relu", 0, 0)])) == {DrawKind.SUSPECT_TO_TARGETED}
@@ -187,7 +187,10 @@ def test_suspect_feeding_or_beside_a_targeted_node(monkeypatch, kind):
     assert aimed[kind] >= aimed["examples"] // 20, aimed
     without(monkeypatch, kind)
     blind = drawn_kinds(cls, "copy")
-    assert blind[kind] * 2 <= aimed[kind], (blind, aimed)
+    if kind is DrawKind.SUSPECT_TO_TARGETED:
+        assert blind[kind] * 2 <= aimed[kind], (blind, aimed)
+    else:  # two ops reading the same value are side by side: other branches draw it by chance too
+        assert blind[kind] < aimed[kind], (blind, aimed)
 
 
 def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not():
@@ -203,6 +206,10 @@ def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not()
     for stage in ("quantized", "ethos-u55", "ethos-u85"):
         assert run.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
     assert gg.form_route(RemoveMixedTypeOperators, None) == []
+    # and the aim splits them too: a targeted or suspect op they present is drawn through them
+    hit, miss = gg.vocabulary_split(["aten.minimum.default"], fp)
+    assert "int_minimum" in hit and "int_add" in miss
+    assert "int_minimum" not in gg.vocabulary_split(["aten.minimum.default"])[0]
     assert run.stage_ops("edge-fp", ["relu", "add"]) == ["relu", "add"]  # --ops is the user's
 
 

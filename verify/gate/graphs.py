@@ -137,8 +137,9 @@ def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = No
     from generators.random.reach import presented_ops
 
     names = {op_name(o) for o in targeted_ops}
-    vocab = ops_in_vocabulary()
     allowed = set(universe) if universe else None
+    # a universe may hold the FLOAT_ONLY ops (run.stage_ops on a float stage): split those too
+    vocab = ops_in_vocabulary(float_target=allowed is not None)
     hit, miss = [], []
     for op, entry in vocab.items():
         if allowed is not None and op not in allowed:
