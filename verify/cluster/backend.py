@@ -48,10 +48,7 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 3  # a job whose node is lost runs again elsewhere, up to this many times
 LOST_RETURNCODE = -signal.SIGKILL
 POLL_SECONDS = 0.1
-# A cancelled task unwinds in well under a second on idle cores, but took over 10 s under the
-# test suite's load (-n 2 beside a Ray cluster): the driver then disconnected, Ray killed the task's
-# process and the job's folder stayed on the node. The wait ends as soon as the task has unwound.
-CANCEL_GRACE_SECONDS = 30.0
+CANCEL_GRACE_SECONDS = 10.0  # a cancelled task unwinds in well under a second
 # The harness's own settings that reach a local worker through the environment; the node's
 # environment is the node's own, so these travel with the job (the launcher's parent pid does not).
 SHIPPED_VARIABLE_PREFIXES = ("FASTPASS_", "VERIFY_")
