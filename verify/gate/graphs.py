@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable
 
@@ -50,7 +50,7 @@ class Aim:
     hit: tuple[str, ...]
     miss: tuple[str, ...]
     routes: dict[str, tuple[str, ...]]
-    declared: dict[str, tuple[str, ...]] = None  # declared, untargeted op name -> `miss` ops presenting it
+    declared: dict[str, tuple[str, ...]] = field(default_factory=dict)  # declared, untargeted op -> `miss` ops presenting it
 
     @classmethod
     def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None,
@@ -66,7 +66,7 @@ class Aim:
 
     @property
     def declared_ops(self) -> frozenset[str]:
-        return frozenset(op for ops in (self.declared or {}).values() for op in ops)
+        return frozenset(op for ops in self.declared.values() for op in ops)
 
     def kinds(self, spec) -> frozenset[DrawKind]:
         """The kinds `spec` is (a graph may be several), from its nodes' ops and edges: a node is
@@ -86,7 +86,8 @@ class Aim:
         targeted = [k for k, t in enumerate(tag) if t == "T"]
         suspects = [k for k, t in enumerate(tag) if t == "S"]
         found = set()
-        if not targeted and any(rec.op in self.declared_ops for rec in spec.ops):
+        declared = self.declared_ops
+        if not targeted and any(rec.op in declared for rec in spec.ops):
             found.add(DrawKind.DECLARED_UNTARGETED)
         if suspects and not targeted:
             found.add(DrawKind.SUSPECT_IN_SKIP)
