@@ -1,21 +1,32 @@
 """The parts of verify.cluster that need no cluster: a job's files there and back
-(verify.cluster.shipping), which cluster a command asks for (verify.cluster.connect), and the
-projection's arithmetic (verify.cluster.plan). Each runs in well under a second."""
+(verify.cluster.shipping), which cluster a command asks for (verify.cluster.connect), the
+projection's arithmetic (verify.cluster.plan), and a node task's cleanup when its process is
+killed (verify.cluster.node). Each runs in a few seconds at most."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from verify.cluster import referenced_files
 from verify.cluster.connect import resolve
+from verify.cluster.node import TEMPORARY_PREFIX
 from verify.cluster.plan import Campaign, Stragglers, project, simulate_once
 from verify.cluster.shipping import deliver, pack, unpack
 from verify.launcher import JobFiles
 from verify.usage import UsageError
+
+ROOT = str(Path(__file__).resolve().parent.parent)
 
 
 def test_a_job_travels_to_a_node_folder_and_its_output_comes_back_where_a_local_worker_writes_it(tmp_path, monkeypatch):
@@ -113,3 +124,44 @@ def test_the_gate_projection_takes_its_jobs_from_a_gate_json(tmp_path):
     assert "2 direct checks" in note
     fuzz, _ = fuzz_campaign(10, 4, 1.0, measured=[2.0])
     assert fuzz.job_seconds == (8.0, 8.0, 8.0)  # 3 shards of 4 graphs (the last one rounded up)
+
+
+def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
+    """Ray kills a cancelled task's process when its driver disconnects, before the task's own
+    `finally` runs (a stopped `verify run --cluster` left its node folder in a full test run):
+    the node's janitor removes the folder whatever ends the task. Fails without the janitor."""
+    from tests.test_gate_workers import processes_mentioning
+
+    node_temp, folder = tmp_path / "node-tmp", tmp_path / "job"
+    node_temp.mkdir()
+    folder.mkdir()
+    marker = f"verify-janitor-test-{os.getpid()}-{time.time_ns()}"
+    task = textwrap.dedent(f"""
+        from pathlib import Path
+        from verify.cluster.node import run_job
+        from verify.cluster.shipping import pack
+        from verify.launcher import JobFiles, Worker
+
+        folder = Path({str(folder)!r})
+        marker = {marker[:8]!r} + {marker[8:]!r}  # whole only in the worker's command line
+        sleeper = Worker("timeit", ("-n", "1", "-r", "1", "import time; time.sleep(120)  # " + marker), folder / "w.log")
+        run_job(sleeper, pack(JobFiles(folder)))
+        """)
+    proc = subprocess.Popen([sys.executable, "-c", task], env=dict(os.environ, TMPDIR=str(node_temp), PYTHONPATH=ROOT))
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_mentioning(marker) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert processes_mentioning(marker), "the job's worker never started"
+        assert [f.name[:len(TEMPORARY_PREFIX)] for f in node_temp.iterdir()] == [TEMPORARY_PREFIX]
+        proc.kill()  # as Ray kills it: no finally, no handler
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while list(node_temp.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not list(node_temp.iterdir()), "the killed task's folder was left behind"
+    finally:
+        proc.kill()
+        for pid in processes_mentioning(marker):  # the worker: no die_with_parent in timeit
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

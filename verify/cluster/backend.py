@@ -138,9 +138,10 @@ class RayBackend:
                 return self._ray.get(ref)
             interrupted = self._interrupted(cancel)
             if interrupted is not None:
-                # Interrupts the task: the node's launcher kills the worker's group on its way out
-                # and the node removes the job's folder. Waited for (briefly): a driver that
-                # disconnects at once has Ray kill the task's process instead, folder left behind.
+                # Interrupts the task: the node's launcher kills the worker's group on its way out.
+                # Waited for briefly; should Ray kill the task's process instead (it may, once this
+                # driver disconnects), die_with_parent ends the group and the node's janitor
+                # removes the job's folder (verify.cluster.node).
                 self._ray.cancel(ref, recursive=False)
                 self._ray.wait([ref], timeout=CANCEL_GRACE_SECONDS)
                 raise interrupted

@@ -11,14 +11,22 @@ launcher's own exception for it, as for a local worker.
 
 Nothing here writes outside its own temporary folder, which is removed when the job ends, so a
 job that Ray runs a second time (its first node was lost) starts clean and the first attempt
-leaves nothing the harness could count.
+leaves nothing the harness could count. "When the job ends" includes the task's process being
+killed: a stopped driver's cancelled task can be killed by Ray mid-unwind (Ray fails the
+cancelled object at once, the driver disconnects, and Ray kills the job's worker processes), so
+the task's own `finally` cannot be the only cleanup. A janitor process holds the folder's
+name and the read end of a pipe only the task holds open: when the task's process goes, however
+it goes, the pipe reads empty and the janitor removes the folder.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -29,6 +37,10 @@ from verify.cluster.shipping import Parcel, unpack
 from verify.launcher import Worker, WorkerMemoryExceeded, WorkerTimeout, run_here
 
 TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells a node's jobs apart
+# Waits for end-of-file on stdin (every writer gone: the task's process ended or closed it), then
+# removes the folder. -I: nothing from the node's environment or working folder is imported.
+_JANITOR = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
+_JANITOR_WAIT_SECONDS = 10.0
 
 
 class WorkerOutcome(str, Enum):
@@ -70,6 +82,7 @@ def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
     started = time.perf_counter()
     node = node_id()
     root = Path(tempfile.mkdtemp(prefix=f"{TEMPORARY_PREFIX}{node[:12]}-"))
+    janitor, keepalive = _janitor_for(root)
     try:
         layout = unpack(parcel, root)
         here = dataclasses.replace(worker, args=tuple(layout.relocate(a) for a in worker.args),
@@ -88,5 +101,27 @@ def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
         files = layout.changed()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        os.close(keepalive)  # the janitor reads end-of-file and finds nothing left to remove
+        try:
+            janitor.wait(timeout=_JANITOR_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:  # left to remove the folder on its own; never a job's error
+            pass
     return NodeResult(outcome, returncode, files, node, socket.gethostname(), worker_seconds,
                       time.perf_counter() - started, resident)
+
+
+def _janitor_for(root: Path) -> tuple[subprocess.Popen, int]:
+    """A process that removes `root` once this process has closed the returned descriptor,
+    explicitly or by dying (SIGKILL included). Its own session: a kill of the task's group or
+    of the worker's group does not reach it. The descriptor is not inheritable (os.pipe), so no
+    worker the task starts holds the pipe open."""
+    read_end, write_end = os.pipe()
+    try:
+        janitor = subprocess.Popen([sys.executable, "-I", "-c", _JANITOR, str(root)], stdin=read_end,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    return janitor, write_end
