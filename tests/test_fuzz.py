@@ -13,7 +13,7 @@ import pytest
 from hypothesis import Phase, settings
 
 from verify.fuzz.search import fuzz
-from verify.fuzz.campaign import campaign_of
+from verify.fuzz.campaign import campaign_of, cell_id
 
 
 def pytest_generate_tests(metafunc):
@@ -21,14 +21,14 @@ def pytest_generate_tests(metafunc):
     run, or what `python -m verify fuzz` asked for)."""
     if metafunc.function is test_random_graphs_lower_identically:
         cells = campaign_of(metafunc.config).cells()
-        metafunc.parametrize("target,shard,shards", cells, ids=[f"{t}-shard{k}of{n}" for t, k, n in cells])
+        metafunc.parametrize("target,shard,shards", cells, ids=[cell_id(*cell) for cell in cells])
 
 
 @pytest.mark.fuzz
 def test_random_graphs_lower_identically(request, target, shard, shards):
     campaign = campaign_of(request.config)
     fuzz(target, campaign.reproducers, max_ops=campaign.max_ops, features=campaign.features,
-         settings=None if campaign.examples is None else settings(max_examples=campaign.examples),
+         settings=campaign.hypothesis_settings(target, shard, shards),
          seed=campaign.seed_of(target, shard), exercised=campaign.exercised_before(), shard=shard, shards=shards,
          coverage_dir=campaign.coverage_dir)
 

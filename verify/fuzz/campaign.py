@@ -54,6 +54,13 @@ class FuzzCampaign:
     coverage_dir: Path | None = None  # where each graph's coverage line goes; None: not recorded
     reproducers: Path = Path("reproducers")
     features: tuple[str, ...] = field(default=())  # fastpass features under test (empty: all)
+    # The Hypothesis example database: one folder per cell below it (`database_of`), kept between
+    # campaigns, so that a failure found once is replayed first by the next run of its cell, here
+    # or on any cluster node (verify.fuzz.cells brings a node's new entries back here). A cell's
+    # own folder because a saved example is a choice sequence of that cell's strategy (its
+    # target and its share of the routes): under another cell's it is some other graph. None:
+    # Hypothesis's default database (the smoke run's).
+    database: Path | None = None
 
     def __post_init__(self) -> None:
         from verify.lowering.targets import UnknownTargetError, get_target
@@ -83,6 +90,24 @@ class FuzzCampaign:
         return [(target, shard, self.shards_of(target)) for target in self.targets
                 for shard in range(self.shards_of(target))]
 
+    def database_of(self, target: str, shard: int, shards: int) -> Path | None:
+        """The example database folder of one cell (None: Hypothesis's default)."""
+        return None if self.database is None else Path(self.database) / cell_id(target, shard, shards)
+
+    def hypothesis_settings(self, target: str, shard: int, shards: int):
+        """The Hypothesis settings one cell runs under, on top of the profile: the campaign's
+        examples per cell and the cell's database folder (None: the profile's alone)."""
+        from hypothesis import settings
+        from hypothesis.database import DirectoryBasedExampleDatabase
+
+        chosen = {}
+        if self.examples is not None:
+            chosen["max_examples"] = self.examples
+        folder = self.database_of(target, shard, shards)
+        if folder is not None:
+            chosen["database"] = DirectoryBasedExampleDatabase(folder)
+        return settings(**chosen) if chosen else None
+
     def seed_of(self, target: str, shard: int) -> str | None:
         """The Hypothesis seed of one cell (pytest's --hypothesis-seed would give every shard the same graphs)."""
         return None if self.seed is None else f"{self.seed}/{target}/{shard}"
@@ -102,7 +127,7 @@ class FuzzCampaign:
 
     @classmethod
     def from_json(cls, data: dict) -> FuzzCampaign:
-        paths = {"continue_from", "coverage_dir", "reproducers"}
+        paths = {"continue_from", "coverage_dir", "reproducers", "database"}
         values = {key: (Path(value) if key in paths and value is not None else
                         tuple(value) if isinstance(value, list) else value) for key, value in data.items()}
         return cls(**values)
@@ -120,12 +145,18 @@ class FuzzCampaign:
             raise UsageError(f"{CAMPAIGN_OPTION} {path}: not a campaign file ({exc})") from None
 
 
+def cell_id(target: str, shard: int, shards: int) -> str:
+    """The one name of a cell (one Hypothesis test: a target and a shard): its pytest id, its
+    database folder, its job folder on a cluster."""
+    return f"{target}-shard{shard}of{shards}"
+
+
 def long_campaign(**overrides) -> FuzzCampaign:
     """What `python -m verify fuzz` runs unless told otherwise (`tox -e fuzz`): every target, the
     `fuzz` profile, ~30 min on 2 cores (12 shards per INT target, 24 on tosa-fp, 6 graphs each,
     <= 6 ops)."""
     base = FuzzCampaign(targets=CAMPAIGN_TARGETS, profile="fuzz", examples=6, shards=12, float_shard_factor=2,
-                        max_ops=6, coverage_dir=Path("fuzz-coverage"))
+                        max_ops=6, coverage_dir=Path("fuzz-coverage"), database=Path(".hypothesis/fuzz"))
     return replace(base, **overrides)
 
 
