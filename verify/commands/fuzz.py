@@ -9,6 +9,11 @@ folder and handed to pytest as `--fuzz-campaign FILE`. pytest runs under verify.
 worker (its own process group, killed with us); its output is followed on the terminal and kept
 in `pytest.log` beside the campaign file. The exit status is pytest's: 0 no divergence and no
 generator gap, 1 a divergence (its minimal reproducer named) or a gap, 2 bad usage.
+
+With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) each cell of the campaign is a
+job of its own on the Ray cluster instead (verify.fuzz.cells), merged here as it returns into the
+same coverage and reproducers folders, and the same coverage summary is printed; the exit status
+means the same (130/143 when stopped: the cells that finished are kept and summarized).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ TESTS = Path(__file__).resolve().parents[2] / "tests" / "test_fuzz.py"
 
 
 def add_parser(sub) -> None:
+    from verify.cluster import add_cluster_option
     from verify.fuzz.campaign import CAMPAIGN_TARGETS, long_campaign
 
     default = long_campaign()
@@ -49,8 +55,14 @@ def add_parser(sub) -> None:
                    help="coverage folder, emptied first (default %(default)s)")
     p.add_argument("--reproducers", type=Path, default=default.reproducers, metavar="DIR",
                    help="where minimal reproducers are saved (default %(default)s)")
+    p.add_argument("--database", type=Path, default=default.database, metavar="DIR",
+                   help="Hypothesis example database, one folder per cell, kept between campaigns (a failure found "
+                        "once is replayed first by the next run of its cell, here or on a cluster; default %(default)s)")
     p.add_argument("--features", default="all", help="fastpass features under test (default: all)")
-    p.add_argument("-n", "--workers", default="auto", help="pytest-xdist workers (default: auto, one per core)")
+    p.add_argument("-n", "--workers", default="auto",
+                   help="pytest-xdist workers (default: auto, one per core); on a cluster: cells at a time "
+                        "(auto: the cluster's CPUs)")
+    add_cluster_option(p)
     p.add_argument("--dry-run", action="store_true", help="check the options, write the campaign file and stop")
     p.set_defaults(handler=cmd_fuzz)
 
@@ -65,16 +77,19 @@ def campaign_from(args):
                          max_ops=args.max_ops, seed=args.seed, min_draws=args.min_draws,
                          continue_from=args.continue_from and args.continue_from.resolve(),
                          coverage_dir=args.coverage.resolve(), reproducers=args.reproducers.resolve(),
-                         features=arguments.features(args.features))
+                         database=args.database.resolve(), features=arguments.features(args.features))
 
 
 def cmd_fuzz(args) -> int:
+    """The campaign; on a cluster when one is asked for (verify.cli has connected to it by now)."""
+    from verify.cluster.connect import resolve
     from verify.launcher import launch_command
     from verify.output_paths import check_output_folder
 
     campaign = campaign_from(args)
     check_output_folder(campaign.coverage_dir, "--coverage")
     check_output_folder(campaign.reproducers, "--reproducers")
+    check_output_folder(campaign.database, "--database")
     if campaign.continue_from is not None and campaign.continue_from.resolve() == campaign.coverage_dir.resolve():
         raise UsageError("--continue names the --coverage folder, which is emptied first: give a copy of it")
     if not TESTS.is_file():
@@ -88,12 +103,51 @@ def cmd_fuzz(args) -> int:
           f"<= {campaign.max_ops} ops; campaign {campaign_file}", flush=True)
     if args.dry_run:
         return 0
+    if resolve(args.cluster) is not None:
+        return _on_cluster(campaign, args.workers)
     command = [sys.executable, "-m", "pytest", str(TESTS), "-m", "fuzz", "-n", args.workers, "--timeout", "0",
                "--hypothesis-show-statistics", "--fuzz-campaign", str(campaign_file.resolve())]
     log_path = campaign.coverage_dir / "pytest.log"
     with _followed(log_path):
         # no memory limit: the group holds one worker per core, each a few GiB (as under tox before)
         return launch_command(command, log_path=log_path, timeout=None, memory_limit=None, cwd=TESTS.parents[1])
+
+
+def _on_cluster(campaign, workers: str) -> int:
+    """Every cell a job on the cluster (at most `workers` at a time; auto: the cluster's CPUs),
+    merged as it returns; the summary of what came back, and the exit status the local run gives."""
+    import signal
+
+    from verify.cluster.batch import cluster_cpus
+    from verify.fuzz.cells import run_on_cluster
+    from verify.fuzz.coverage import campaign_failed, summarize_coverage
+    from verify.launcher import stop_on_signals, stop_signal
+
+    width = cluster_cpus() if workers == "auto" else int(workers)
+    cells = len(campaign.cells())
+    print(f"fuzz: on the cluster, {min(width, cells)} cell(s) at a time; each cell's files in "
+          f"{campaign.coverage_dir / 'cells'}", flush=True)
+    started = time.perf_counter()
+    with stop_on_signals():
+        results, unfinished = run_on_cluster(campaign, TESTS, max(1, width))
+        stopped = stop_signal()
+    print("=" * 30 + " fastpass pass coverage " + "=" * 30)
+    print(summarize_coverage(campaign.coverage_dir, campaign.min_draws))
+    failed = [r for r in results if r.failed and r.error is None]
+    errors = [r for r in results if r.error is not None]
+    print(f"fuzz: {len(results)} of {cells} cells finished on the cluster in {time.perf_counter() - started:.0f} s: "
+          f"{sum(r.graphs for r in results)} graphs, {len(failed)} divergence(s), {len(errors)} cell error(s)"
+          + (f"; not finished: {', '.join(unfinished)}" if unfinished else ""), flush=True)
+    for result in failed:
+        print(f"fuzz: {result.cell.name} FAILED, minimal reproducer: "
+              f"{', '.join(map(str, result.reproducers)) or 'none saved'}; log {result.cell.log_path}")
+    for result in errors:
+        print(f"fuzz: {result.cell.name} ERROR: {result.error}; log {result.cell.log_path}")
+    if stopped is not None:
+        print(f"fuzz: stopped by {signal.Signals(stopped).name}; the cells that finished are summarized above",
+              file=sys.stderr)
+        return 128 + stopped
+    return 1 if failed or errors or unfinished or campaign_failed(campaign.coverage_dir, campaign.min_draws) else 0
 
 
 class _followed:

@@ -1,0 +1,131 @@
+"""Independent command jobs on the cluster, as many at a time as asked, each handed back as it
+returns (the fuzz campaign's cells, verify.fuzz.cells).
+
+Why not a command's own pool: a campaign of independent jobs merges each job's files the moment
+it returns, in the calling thread alone (one writer of the merged folders), and keeps whatever
+came back when it is stopped or the cluster goes: `run_batch` runs the jobs in threads (each
+blocks in verify.launcher, which sends it to the cluster's backend), and calls `merge` in the
+caller's thread for each job that returned, in the order they return. A job that never returned
+(stopped, the cluster gone) is merged never, so nothing is counted twice or half.
+
+Each job runs in one of `width` lanes (0 .. width-1, a lane runs its jobs one after another, as an
+xdist worker does): what a job wrote can be filed by lane, so that a campaign on N lanes reads
+like a local one on N workers.
+
+Where each job ran is read from the backend's own record of it (`verify.cluster.backend` logs
+one "ran on node" line per job, with the node and host as its arguments): the launcher hands back
+only the job's exit status. Under `-q` that record is not made and the node is unknown (None).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from verify.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
+                             launch_command)
+
+
+@dataclass(frozen=True)
+class CommandJob:
+    """One command to run on the cluster: `name` tells it apart (its log's file name must be
+    unique in the batch: the backend's record names a job by it)."""
+
+    name: str
+    command: tuple[str, ...]
+    files: JobFiles
+    log_path: Path
+    cwd: Path | None = None
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a job ran: the node's Ray id (its first 12 hex digits, as the backend names it) and host."""
+
+    node: str
+    host: str
+
+
+@dataclass(frozen=True)
+class JobReturn:
+    """A job that came back: its exit status (None: killed by the launcher, `failure` says why),
+    the lane it ran in, its seconds from submission to return, and where it ran (None: unknown)."""
+
+    job: CommandJob
+    returncode: int | None
+    lane: int
+    seconds: float
+    placement: Placement | None
+    failure: str | None = None
+
+
+class _Placements(logging.Handler):
+    """The backend's per-job record, by the job's log file name."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.found: dict[str, Placement] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args
+        if " ran on node " in str(record.msg) and isinstance(args, tuple) and len(args) >= 3:
+            self.found[str(args[0])] = Placement(str(args[1]), str(args[2]))
+
+
+def run_batch(jobs: Sequence[CommandJob], width: int, merge: Callable[[JobReturn], None]) -> list[CommandJob]:
+    """Run `jobs` (at most `width` at a time) and `merge` each as it returns; the jobs that did not
+    return (the run was stopped, or the cluster stopped answering: both RunStopped). Any other
+    exception of a job is a bug: raised here, after the jobs in flight have ended."""
+    names = [job.log_path.name for job in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a batch's jobs need logs of distinct names, got {names}")
+    lanes: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for lane in range(width):
+        lanes.put(lane)
+    placements = _Placements()
+    backend_log = logging.getLogger("verify.cluster.backend")
+
+    def run(job: CommandJob) -> JobReturn:
+        lane = lanes.get()
+        started = time.perf_counter()
+        try:
+            try:
+                code, failure = launch_command(list(job.command), log_path=job.log_path, timeout=None,
+                                               memory_limit=job.memory_limit, cwd=job.cwd, files=job.files), None
+            except (WorkerTimeout, WorkerMemoryExceeded) as exc:
+                code, failure = None, str(exc)
+            return JobReturn(job, code, lane, time.perf_counter() - started, placements.found.get(job.log_path.name),
+                             failure)
+        finally:
+            lanes.put(lane)
+
+    unfinished: list[CommandJob] = []
+    backend_log.addHandler(placements)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, width), thread_name_prefix="batch") as pool:
+            pending: dict[Future, CommandJob] = {pool.submit(run, job): job for job in jobs}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = pending.pop(future)
+                    if isinstance(future.exception(), RunStopped):
+                        unfinished.append(job)
+                    else:
+                        merge(future.result())  # any other exception: a bug, raised
+    finally:
+        backend_log.removeHandler(placements)
+    return [job for job in jobs if job in unfinished]
+
+
+def cluster_cpus() -> int:
+    """The CPUs of the cluster this process is connected to (verify.cluster.connect.connected)."""
+    import ray
+
+    return int(ray.cluster_resources().get("CPU", 0))
