@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -541,3 +542,40 @@ def test_an_empty_or_repeated_feature_list_is_refused(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert ran == [] and not (tmp_path / "verify-out").exists()
+
+
+# Cases at once (verify.jobs.pool): `-j N` counts workers, as the gate's does.
+
+@pytest.mark.parametrize("jobs, null_seed, at_once", [("4", "1", 2), ("2", "-1", 2), ("2", "1", 1)])
+def test_j_runs_cases_side_by_side_and_the_reports_keep_the_case_order(tmp_path, monkeypatch, capsys, jobs, null_seed,
+                                                                        at_once):
+    """Three cases; a case with a null check keeps two workers busy. Each fake case waits (up to
+    5 s) for a companion; how many met says how many ran at once. Fails if -j is ignored."""
+    import threading
+
+    running, most, lock = [0], [0], threading.Lock()
+
+    def side_by_side(case):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        deadline = time.monotonic() + 5
+        while most[0] < at_once and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05 if case.target == "tosa-int" else 0)  # the first case finishes last of its pair
+        with lock:
+            running[0] -= 1
+
+    fake_cases(monkeypatch, during=side_by_side)
+    run_dir = tmp_path / "run"
+    args = ["run", "--models", "none", "--model", TINY_PATH, "--reference-sets", "0", "--null-seed", null_seed,
+            "--targets", "tosa-int,tosa-fp,ethos-u55", "--out", str(run_dir), "-j", jobs]
+    assert cli_main(*args) == 0, capsys.readouterr().err
+    assert most[0] == at_once
+    assert report_of(json.loads((run_dir / "report.json").read_text())) == [
+        ("tosa-int", "identical"), ("tosa-fp", "identical"), ("ethos-u55", "identical")]
+
+
+def test_j_below_one_is_bad_usage(tmp_path, capsys):
+    assert cli_main(*new_run("--out", str(tmp_path / "run"), "-j", "0")) == 2
+    assert "verify: -j must be 1 or more, got 0" in capsys.readouterr().err

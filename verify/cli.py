@@ -77,12 +77,16 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "'minmax' = the same with MinMaxObserver, as the fuzz tests use (same graph structure, "
                         "faster)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
+    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                   help="worker processes at once; a case runs two at once (its lowerings and its null check; "
+                        "one with --null-seed -1), so N // 2 cases at a time (default: one case at a time; "
+                        "on a cluster: its CPUs). May be given with --resume")
     add_memory_limit_option(p, "a worker process")
     p.add_argument("--out", type=Path, default=None,
                    help="run folder (default verify-out/<time>-<pid>-<random>; must not hold a run already)")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
                    help="finish the run in DIR: its options and cases, skipping the finished ones "
-                        "(only --json/--junit may be given with it)")
+                        "(only --json/--junit, -j and --cluster may be given with it)")
     p.add_argument("--keep-all", action="store_true", help="keep snapshots of identical cases too")
     p.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     p.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
@@ -251,7 +255,7 @@ def _prepare_resume(args, held: contextlib.ExitStack):
 
     defaults = _run_defaults()
     given = sorted(f"--{k.replace('_', '-')}" for k, v in vars(args).items()
-                   if k in defaults and k not in ("resume", "json", "junit") and v != defaults[k])
+                   if k in defaults and k not in ("resume", "json", "junit", "jobs") and v != defaults[k])
     if given:
         raise UsageError(f"--resume takes the options of the run it resumes; drop {', '.join(given)}")
     _check_outputs(args)
@@ -299,7 +303,18 @@ def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path
     return WrittenReports(reports, unfinished, run_info, failed)
 
 
+def _cases_at_once(jobs: int | None, options) -> int:
+    """`-j N` counts worker processes, as the gate's does; a case keeps two busy (its pinned
+    lowerings and, beside them, its null check) unless it has no null check. Not given: one case
+    at a time, as before -j existed."""
+    if jobs is None:
+        return 1
+    return max(1, jobs // (1 if options.null_seed is None else 2))
+
+
 def cmd_run(args) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"-j must be 1 or more, got {args.jobs}")
     with contextlib.ExitStack() as held:  # the run folder's lock, to the last report written
         if args.resume is not None:
             contents, options, out = _prepare_resume(args, held)
@@ -332,7 +347,8 @@ def _run(args, cases: list, done: set, options, out: Path) -> int:
     # The handlers stay in place while the reports are written: a second Ctrl-C must not cut that short.
     with stop_on_signals():
         try:
-            run_cases(todo, options, progress=show, on_report=lambda r: journal.case(r.to_json()))
+            run_cases(todo, options, progress=show, on_report=lambda r: journal.case(r.to_json()),
+                      parallel=_cases_at_once(args.jobs, options))
             stopped = stop_signal()
             if stopped is not None:
                 journal.stopped(signal.Signals(stopped).name)

@@ -1,6 +1,6 @@
 """Run the gate's checks in workers, N at a time (`verify gate -j N`): each `--pass` check, and
 in a registry run each stage's search (run.search_stage) and each direct pass's check, all in
-one pool.
+the harness's one pool (verify.jobs.pool).
 
 Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
 own process a crash (a segfault in a lowering, the OOM killer) or a hang ended the whole run
@@ -26,12 +26,11 @@ stop), and:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -41,7 +40,8 @@ from verify.gate.events import relayed
 from verify.gate.verdict import PassVerdict, Unfinished
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
-from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout, stop_signal
+from verify.jobs.pool import NotStarted, run_in_pool
+from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 from verify.report.verdict import GateVerdict
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
@@ -128,7 +128,6 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
     called as each job finishes (n counts the finished ones); by default it logs a line."""
     total = len(jobs)
     finished = [0]
-    lock = threading.Lock()
     report = on_finished or log_finished
     folder = settings.out / "workers"
     folder.mkdir(parents=True, exist_ok=True)
@@ -136,10 +135,6 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
 
     def one(index: int, job: PassJob | StageJob) -> PassRun | StageRun:
         kind = StageRun if isinstance(job, StageJob) else PassRun
-        if stop_signal() is not None:
-            return kind(job, Ending.STOPPED)
-        if deadline is not None and time.monotonic() > deadline:
-            return kind(job, Ending.NOT_STARTED)
         start = time.perf_counter()
         try:
             if isinstance(job, StageJob):
@@ -153,15 +148,19 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
                 return StageRun(job, Ending.STOPPED, _partial_result(job, base, Unfinished.STOPPED),
                                 time.perf_counter() - start)
             return PassRun(job, Ending.STOPPED, _partial_verdict(base), time.perf_counter() - start)
-        result = kind(job, Ending.FINISHED, found, time.perf_counter() - start)
-        with lock:
-            finished[0] += 1
-            report(result, finished[0], total)
-        return result
+        return kind(job, Ending.FINISHED, found, time.perf_counter() - start)
 
-    with ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="gate-worker") as pool:
-        futures = [pool.submit(one, index, job) for index, job in enumerate(jobs)]
-        return [future.result() for future in futures]
+    def finished_one(_index: int, run: PassRun | StageRun) -> None:
+        if run.ending is Ending.FINISHED:
+            finished[0] += 1
+            report(run, finished[0], total)
+
+    runs = run_in_pool([functools.partial(one, index, job) for index, job in enumerate(jobs)], parallel,
+                       deadline=deadline, on_finished=finished_one, name="gate-worker")
+    return [run if not isinstance(run, NotStarted) else
+            (StageRun if isinstance(job, StageJob) else PassRun)(
+                job, Ending.STOPPED if run is NotStarted.STOPPED else Ending.NOT_STARTED)
+            for job, run in zip(jobs, runs)]
 
 
 def registry_runner(classes: dict[str, type], settings: SearchSettings, *, parallel: int, pass_timeout: float,

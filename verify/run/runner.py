@@ -16,6 +16,7 @@ process group, killed on timeout, stop or death).
 
 from __future__ import annotations
 
+import functools
 import json
 import pickle
 import threading
@@ -29,8 +30,9 @@ from verify.cases import Case
 from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.jobs import Job, JobKind, execute
+from verify.jobs.pool import run_in_pool
 from verify.launcher import (
-    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
+    DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout,
 )
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
@@ -226,35 +228,45 @@ def precheck(case: Case) -> CaseReport | None:
 
 def run_cases(cases: list[Case], options: RunOptions,
               progress: Callable[[str, Case, CaseReport | None], None] = lambda *a: None,
-              on_report: Callable[[CaseReport], None] = lambda r: None) -> list[CaseReport]:
-    """Run every case; a broken case is recorded and the run goes on. `on_report` gets each
-    finished case as it finishes (the journal). When the run is stopped (verify.launcher's
-    stop_all, on SIGINT/SIGTERM) the case in flight is dropped and the finished ones returned.
+              on_report: Callable[[CaseReport], None] = lambda r: None, parallel: int = 1) -> list[CaseReport]:
+    """Run every case, `parallel` at once (verify.jobs.pool: each case's workers are its own);
+    a broken case is recorded and the run goes on. `on_report` gets each finished case as it
+    finishes (the journal), one at a time. When the run is stopped (verify.launcher's stop_all,
+    on SIGINT/SIGTERM) the cases in flight are dropped and the finished ones returned, in the
+    order of `cases`.
 
     A write the file system refuses (full disk, no permission: verify.output_paths.CannotWrite)
-    is no case's fault and would fail every case after it: it is raised, the case in flight is
-    not recorded, and `--resume` runs it once there is room."""
-    reports = []
-    for case in cases:
-        if stop_signal() is not None:
-            break
+    is no case's fault and would fail every case after it: no case starts after it, it is raised
+    once the cases in flight end (they are recorded if they finish; the refused one is not), and
+    `--resume` runs what is missing once there is room."""
+    announce = threading.Lock()
+
+    def one(case: Case) -> CaseReport:
         report = precheck(case)
-        if report is None:
+        if report is not None:
+            return report
+        with announce:
             progress("start", case, None)
-            start = time.perf_counter()
-            try:
-                report = run_case(case, options)
-            except RunStopped:
-                break
-            except CannotWrite:
-                raise
-            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
-                if is_refused(exc):  # e.g. a worker's log file: the run folder is full or unwritable
-                    raise cannot_write(exc, exc.filename or options.out_dir) from exc
-                report = CaseReport(case.model, case.target, Verdict.ERROR,
-                                    error=f"harness error: {type(exc).__name__}: {exc}",
-                                    wall_seconds=time.perf_counter() - start)
-        reports.append(report)
+        start = time.perf_counter()
+        try:
+            return run_case(case, options)
+        except (RunStopped, CannotWrite):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+            if is_refused(exc):  # e.g. a worker's log file: the run folder is full or unwritable
+                raise cannot_write(exc, exc.filename or options.out_dir) from exc
+            return CaseReport(case.model, case.target, Verdict.ERROR, error=f"harness error: {type(exc).__name__}: {exc}",
+                              wall_seconds=time.perf_counter() - start)
+
+    reports: dict[int, CaseReport] = {}
+
+    def finished(index: int, report: CaseReport) -> None:
+        reports[index] = report
         on_report(report)
-        progress("done", case, report)
-    return reports
+        progress("done", cases[index], report)
+
+    try:
+        run_in_pool([functools.partial(one, case) for case in cases], parallel, on_finished=finished, name="case")
+    except RunStopped:
+        pass  # the finished cases are kept; the caller reads the stop from verify.launcher.stop_signal
+    return [reports[i] for i in sorted(reports)]
