@@ -16,9 +16,11 @@ Faults:
 - the cluster itself gone (its address no longer answers): no job's fault, so no verdict:
   `ClusterLost` (a RunStopped: the run ends as a stopped one does, the job in flight and every
   later one unfinished, for `--resume`), said once on the log at ERROR;
-- the caller's `cancel`, or a stop of the run (SIGINT/SIGTERM): the task is cancelled, which
-  interrupts the node's launcher (it kills the worker's group) and the launcher's own exception
-  is raised here;
+- the caller's `cancel`, or a stop of the run (SIGINT/SIGTERM): the job is asked to stop (the
+  run's StopBoard, verify.cluster.node): its node kills the worker's group and sends back what
+  the worker wrote so far, which is written here as a local worker leaves it (a gate stage's
+  evidence so far); the launcher's own exception is raised here. A job that has not answered
+  within `CANCEL_GRACE_SECONDS` is cancelled instead (its files are lost);
 - a timeout or the memory limit: enforced on the node by the launcher; raised here as
   WorkerTimeout / WorkerMemoryExceeded.
 
@@ -34,10 +36,11 @@ import os
 import signal
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Callable
 
-from verify.cluster.node import NodeResult, WorkerOutcome, run_job
+from verify.cluster.node import NodeResult, StopBoard, WorkerOutcome, run_job
 from verify.cluster.shipping import deliver, pack
 from verify.launcher import (
     PARENT_PID_VARIABLE, JobFiles, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
@@ -48,7 +51,7 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 3  # a job whose node is lost runs again elsewhere, up to this many times
 LOST_RETURNCODE = -signal.SIGKILL
 POLL_SECONDS = 0.1
-CANCEL_GRACE_SECONDS = 10.0  # a cancelled task unwinds in well under a second
+CANCEL_GRACE_SECONDS = 10.0  # a stopped job answers within a second or two (node.STOP_POLL_SECONDS)
 # The harness's own settings that reach a local worker through the environment; the node's
 # environment is the node's own, so these travel with the job (the launcher's parent pid does not).
 SHIPPED_VARIABLE_PREFIXES = ("FASTPASS_", "VERIFY_")
@@ -75,6 +78,7 @@ class RayBackend:
         # SPREAD: a job is a whole process of one CPU; spread over the nodes, jobs started one
         # after another do not queue on the driver's node while others idle.
         self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(run_job)
+        self._board = ray.remote(num_cpus=0)(StopBoard).remote()  # the driver's: it goes when the driver does
 
     def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None) -> int:
         folder = Path(os.path.abspath(files.folder))
@@ -92,9 +96,10 @@ class RayBackend:
         worker = dataclasses.replace(worker, env={**shipped_environment(), **worker.env})
         parcel = pack(files)
         sent = time.perf_counter()
-        ref = self._task.remote(worker, parcel)
+        key = uuid.uuid4().hex
+        ref = self._task.remote(worker, parcel, self._board, key)
         try:
-            result: NodeResult = self._result(ref, cancel)
+            result: NodeResult = self._result(ref, key, files.folder, cancel)
         except self._ray.exceptions.RayError as exc:  # retries spent, the cluster gone, our bug on the node
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not self._answers():
@@ -110,6 +115,8 @@ class RayBackend:
         log.info("cluster: %s ran on node %s (%s): worker %.1f s, task %.1f s, round trip %.1f s, %d bytes sent, %d back",
                  worker.log_path.name, result.node[:12], result.host, result.worker_seconds, result.task_seconds,
                  time.perf_counter() - sent, parcel.size, sum(map(len, result.files.values())))
+        if result.outcome is WorkerOutcome.STOPPED:  # asked to stop: only _stop asks, and it raises first
+            raise WorkerCancelled()
         if result.outcome is WorkerOutcome.TIMED_OUT:
             raise WorkerTimeout(worker.timeout)
         if result.outcome is WorkerOutcome.MEMORY_EXCEEDED:
@@ -131,17 +138,29 @@ class RayBackend:
                 raise interrupted
             time.sleep(POLL_SECONDS)
 
-    def _result(self, ref, cancel: threading.Event | None) -> NodeResult:
+    def _result(self, ref, key: str, folder: Path, cancel: threading.Event | None) -> NodeResult:
         while True:
             ready, _ = self._ray.wait([ref], timeout=POLL_SECONDS)
             if ready:
                 return self._ray.get(ref)
             interrupted = self._interrupted(cancel)
             if interrupted is not None:
-                # Interrupts the task: the node's launcher kills the worker's group on its way out.
-                # Waited for briefly; should Ray kill the task's process instead (it may, once this
-                # driver disconnects), die_with_parent ends the group and the node's janitor
-                # removes the job's folder (verify.cluster.node).
-                self._ray.cancel(ref, recursive=False)
-                self._ray.wait([ref], timeout=CANCEL_GRACE_SECONDS)
+                self._stop(ref, key, folder)
                 raise interrupted
+
+    def _stop(self, ref, key: str, folder: Path) -> None:
+        """Ask the job to stop and keep what its worker wrote, as a stopped local worker leaves it.
+        A job that does not answer in time is cancelled (Ray interrupts the task; should Ray kill
+        its process instead, the worker's group dies with it and the node's janitor removes the
+        job's folder: verify.cluster.node)."""
+        self._board.ask.remote(key)
+        ready, _ = self._ray.wait([ref], timeout=CANCEL_GRACE_SECONDS)
+        if not ready:
+            self._ray.cancel(ref, recursive=False)
+            self._ray.wait([ref], timeout=CANCEL_GRACE_SECONDS)
+            return
+        try:
+            result: NodeResult = self._ray.get(ref)
+        except self._ray.exceptions.RayError:  # lost on its way back: nothing to keep
+            return
+        deliver(result.files, folder)

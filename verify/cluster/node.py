@@ -7,7 +7,11 @@ group killed when it ends, and killed with its parent, the Ray worker process ru
 (die_with_parent), so a job whose node is lost or whose task is cancelled leaves nothing running.
 A timeout or the memory limit is not an error of this task: it is a `WorkerOutcome` sent back with the
 files the worker wrote so far (a gate worker's evidence so far), and the harness raises the
-launcher's own exception for it, as for a local worker.
+launcher's own exception for it, as for a local worker. So is a stop: when the harness's run is
+stopped (or it no longer needs the job), it asks the job to stop on the run's `StopBoard` before
+it cancels the task; the node, which looks at the board while the worker runs, kills the worker's
+group as a local launcher would and sends back what the worker wrote by then (a gate stage's
+evidence so far), which a cancelled task could not.
 
 Nothing here writes outside its own temporary folder, which is removed when the job ends, so a
 job that Ray runs a second time (its first node was lost) starts clean and the first attempt
@@ -28,13 +32,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from verify.cluster.shipping import Parcel, unpack
-from verify.launcher import Worker, WorkerMemoryExceeded, WorkerTimeout, run_here
+from verify.launcher import Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, run_here
 
 TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells a node's jobs apart
 # Waits for end-of-file on stdin (every writer gone: the task's process ended or closed it), then
@@ -43,12 +48,32 @@ _JANITOR = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[
 _JANITOR_WAIT_SECONDS = 10.0
 
 
+STOP_POLL_SECONDS = 0.5  # how often a running job looks at the board: a stop waits at most this long
+
+
 class WorkerOutcome(str, Enum):
     """How the worker process ended on the node (what verify.launcher tells by return or raise)."""
 
     EXITED = "exited"
     TIMED_OUT = "timed out"
     MEMORY_EXCEEDED = "memory exceeded"
+    STOPPED = "stopped"  # the harness asked the job to stop (StopBoard): killed, its files so far sent back
+
+
+class StopBoard:
+    """The jobs a run has asked to stop, by key: a Ray actor of the driver's (verify.cluster.backend
+    makes it one, of no CPU), asked by the driver and read by each running job on its node. Why
+    an actor: a cancelled Ray task returns nothing, so a job that must send back its files so far
+    has to be asked, not cancelled."""
+
+    def __init__(self) -> None:
+        self._asked: set[str] = set()
+
+    def ask(self, key: str) -> None:
+        self._asked.add(key)
+
+    def asked(self, key: str) -> bool:
+        return key in self._asked
 
 
 @dataclass(frozen=True)
@@ -77,8 +102,9 @@ def node_id() -> str:
         return ""
 
 
-def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
-    """The Ray task: the worker run here, on this node, in a temporary folder of its own."""
+def run_job(worker: Worker, parcel: Parcel, board=None, key: str = "") -> NodeResult:
+    """The Ray task: the worker run here, on this node, in a temporary folder of its own; stopped
+    early if the run asks on `board` (a StopBoard actor's handle) under `key`."""
     started = time.perf_counter()
     node = node_id()
     root = Path(tempfile.mkdtemp(prefix=f"{TEMPORARY_PREFIX}{node[:12]}-"))
@@ -91,12 +117,19 @@ def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
         here.log_path.parent.mkdir(parents=True, exist_ok=True)
         begun = time.perf_counter()
         outcome, returncode, resident = WorkerOutcome.EXITED, None, 0
+        stop, done = threading.Event(), threading.Event()
+        if board is not None:
+            threading.Thread(target=_watch, args=(board, key, stop, done), daemon=True).start()
         try:
-            returncode = run_here(here)
+            returncode = run_here(here, stop)
         except WorkerTimeout:
             outcome = WorkerOutcome.TIMED_OUT
         except WorkerMemoryExceeded as exc:
             outcome, resident = WorkerOutcome.MEMORY_EXCEEDED, exc.resident
+        except WorkerCancelled:
+            outcome = WorkerOutcome.STOPPED
+        finally:
+            done.set()
         worker_seconds = time.perf_counter() - begun
         files = layout.changed()
     finally:
@@ -108,6 +141,20 @@ def run_job(worker: Worker, parcel: Parcel) -> NodeResult:
             pass
     return NodeResult(outcome, returncode, files, node, socket.gethostname(), worker_seconds,
                       time.perf_counter() - started, resident)
+
+
+def _watch(board, key: str, stop: threading.Event, done: threading.Event) -> None:
+    """Set `stop` once the run asks this job to stop; end with the job. A board that no longer
+    answers (its driver gone) ends the watch: Ray then ends this task itself."""
+    import ray
+
+    while not done.wait(STOP_POLL_SECONDS):
+        try:
+            if ray.get(board.asked.remote(key)):
+                stop.set()
+                return
+        except Exception:  # noqa: BLE001 - the driver's actor gone with its driver
+            return
 
 
 def _janitor_for(root: Path) -> tuple[subprocess.Popen, int]:
