@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from verify.bench.models import random_graph, resolve, usage_problem
-from verify.bench.results import (IDENTITY_FIELDS, MIB, FastpassCounters, Memory, PassTiming, PeakScope, Spread,
+from verify.report.bench.results import (IDENTITY_FIELDS, MIB, FastpassCounters, Memory, PassTiming, PeakScope, Spread,
                                   WorkerRun)
 from verify.bench.run import BenchError, BenchOptions, run_bench
-from verify.bench.table import format_table
+from verify.report.bench.table import format_table
 from verify.lowering.mode import Mode
 
 
@@ -259,7 +259,7 @@ def test_one_plot_per_case_and_none_for_a_case_without_pairs(tmp_path):
             raise BenchError("pair0-broken-tosa-int-stock: lowering process failed (exit 1)")
         return worker_run(mode, 2.0, 1.0)
 
-    from verify.bench.plot import write_plots
+    from verify.report.bench.plot import write_plots
 
     result, _ = bench(tmp_path, answers, models=("a", "broken", "random3:1"), pairs=1)
     written = write_plots(tmp_path / "bench.png", result.cases, result.ablation)

@@ -145,7 +145,7 @@ def fresh_launcher():
 
 def test_a_stopped_bench_returns_the_pairs_it_finished_marked_incomplete(tmp_path, fresh_launcher):
     from verify.bench.run import BenchOptions, run_bench
-    from verify.bench.table import format_table
+    from verify.report.bench.table import format_table
 
     options = BenchOptions(models=("random3:1",), targets=("tosa-int", "ethos-u55"), pairs=3,
                            work_dir=tmp_path / "work")

@@ -45,7 +45,7 @@ def add_parser(sub) -> None:
     bench.add_argument("--hash-seed", type=int, default=0)
     bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
     add_memory_limit_option(bench, "a lowering process")
-    bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.bench.results)")
+    bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.report.bench.results)")
     bench.add_argument("--plot", type=Path, default=None,
                        help="PNG of per-pass time and ablation (one per case: FILE-<model>-<target>.png for several)")
     bench.add_argument("--work-dir", type=Path, default=None, help="where per-process logs go")
@@ -64,9 +64,9 @@ def _listed(csv: str | None, extra: list[str], default: str, option: str) -> tup
 
 def cmd_bench(args) -> int:
     from verify.bench.models import usage_problem
-    from verify.bench.plot import write_plots
+    from verify.report.bench.plot import write_plots
     from verify.bench.run import BenchError, BenchOptions, run_bench
-    from verify.bench.table import format_table
+    from verify.report.bench.table import format_table
     from verify.commands import arguments
     from verify.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS

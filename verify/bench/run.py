@@ -18,7 +18,7 @@ from typing import Callable
 
 from fastpass import FEATURES as ALL_FEATURES
 from verify.bench.models import BenchModel, resolve
-from verify.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
+from verify.report.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
 from verify.launcher import DEFAULT_MEMORY_LIMIT, RunStopped, stop_signal
 from verify.lowering.mode import Mode
 from verify.report.names import safe_name

@@ -1,5 +1,5 @@
 """One timed lowering in a fresh process: the bench-lowering job's handler (`run_job`, run by
-`python -m verify.jobs.worker`; its result a `verify.bench.results.WorkerRun` as JSON).
+`python -m verify.jobs.worker`; its result a `verify.report.bench.results.WorkerRun` as JSON).
 
 A fresh process per lowering, because the first lowering in a process also pays warm-up
 (imports, caches) and a second one would flatter whichever mode ran second. The program is
@@ -14,7 +14,7 @@ import logging
 import resource
 from pathlib import Path
 
-from verify.bench.results import FastpassCounters, Memory, PassTiming, PeakScope, WorkerRun
+from verify.report.bench.results import FastpassCounters, Memory, PassTiming, PeakScope, WorkerRun
 
 log = logging.getLogger(__name__)
 

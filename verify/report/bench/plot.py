@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from verify.bench.results import AblationRow, CaseResult, METRICS, PassTiming
+from verify.report.bench.results import AblationRow, CaseResult, METRICS, PassTiming
 from verify.lowering.mode import Mode
 
 _LOWER, _PIPELINE = (next(m for m in METRICS if m.key == key) for key in ("lower_seconds", "pass_pipeline_seconds"))

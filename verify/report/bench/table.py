@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verify.bench.results import METRICS, BenchResult, CaseResult, PeakScope, Spread
+from verify.report.bench.results import METRICS, BenchResult, CaseResult, PeakScope, Spread
 from verify.report.verdict import relied_on_summary
 
 _HEADER = ("case", "figure", "stock", "fastpass", "stock/fastpass")
