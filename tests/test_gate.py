@@ -21,7 +21,7 @@ from verify.usage import UsageError
 
 from verify.gate import passes as gp
 from verify.gate import run
-from verify.report.verdict import Feature, GateVerdict
+from verify.report.verdict import AnnotationFit, Feature, GateVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -223,17 +223,17 @@ def test_infer_matches_hand_checked_arm_passes(pass_ref, vocab_op, expected):
     from verify.gate.infer import infer
 
     result = infer(gp.resolve(pass_ref), examples=4, max_ops=3, ops=[vocab_op, "abs", "neg"])
-    assert result["graphs_failed"] == 0, result["errors"]
-    assert result["inferred_targeted_ops"] == expected
-    assert result["comparison"] == "equal"
+    assert result.graphs_failed == 0, result.errors
+    assert list(result.inferred) == expected
+    assert result.fit is AnnotationFit.EQUAL
 
 
 @pytest.mark.parametrize("name, expected, comparison", [
-    ("UndeclaredRewritePass", ["aten.neg.default", "aten.relu.default"], "too small (unsound)"),
+    ("UndeclaredRewritePass", ["aten.neg.default", "aten.relu.default"], AnnotationFit.TOO_SMALL),
     # downstream nodes only get a new val (float64 input): not a rewrite
-    ("ChangeDtypePass", ["aten.relu.default"], "equal"),
+    ("ChangeDtypePass", ["aten.relu.default"], AnnotationFit.EQUAL),
     # the clone is inserted in call() before the retrace: the sigmoid's args change there
-    ("InsertBeforeRetracePass", ["aten.sigmoid.default"], "equal"),
+    ("InsertBeforeRetracePass", ["aten.sigmoid.default"], AnnotationFit.EQUAL),
 ])
 def test_infer_on_test_passes(name, expected, comparison):
     from verify.gate.infer import infer
@@ -241,8 +241,8 @@ def test_infer_on_test_passes(name, expected, comparison):
     vocab = {"UndeclaredRewritePass": ["relu", "neg", "abs"], "ChangeDtypePass": ["relu", "abs", "add"],
              "InsertBeforeRetracePass": ["sigmoid", "abs", "add"]}[name]
     result = infer(gp.resolve(str(ROOT / PASSES) + ":" + name), examples=5, max_ops=4, ops=vocab)
-    assert result["inferred_targeted_ops"] == expected
-    assert result["comparison"] == comparison
+    assert list(result.inferred) == expected
+    assert result.fit is comparison
 
 
 # ---- which passes: --changed-since ---------------------------------------------------------

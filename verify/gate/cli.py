@@ -416,7 +416,7 @@ def cmd_gate(args) -> int:
 
 def cmd_infer(args) -> int:
     from verify.gate import passes as gp
-    from verify.gate.infer import format_report, infer
+    from verify.gate.infer import infer
 
     _at_least(args.examples, 1, "--examples")
     _at_least(args.max_ops, 1, "--max-ops")
@@ -430,8 +430,8 @@ def cmd_infer(args) -> int:
     except gp.PassRefError as exc:
         raise UsageError(str(exc)) from None
     result = infer(cls, examples=args.examples, stage=args.stage, max_ops=args.max_ops, ops=ops)
-    print(format_report(result))
+    print("\n".join(result.lines()))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        write_document(args.json, result)
-    return 0 if result["comparison"] in ("equal", "larger than needed") else 1
+        write_document(args.json, result.to_json())
+    return 1 if result.fit.fails else 0

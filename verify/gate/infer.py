@@ -32,6 +32,8 @@ import torch
 from fastpass.patching import PatchPoint, Patches
 from verify.gate import check
 from verify.gate import passes as gp
+from verify.report.infer import InferredAnnotation
+from verify.report.verdict import AnnotationFit
 
 _META_IGNORED = {"val", "tensor_meta", "from_node", "seq_nr", "unbacked_bindings"}
 
@@ -181,7 +183,7 @@ def rewritten_ops(cls: type, spec, stage: str) -> tuple[set, set]:
 
 
 def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 4, ops: list[str] | None = None,
-          seed: int = 0) -> dict:
+          seed: int = 0) -> InferredAnnotation:
     from fastpass.annotations import lookup
     from hypothesis import HealthCheck, given, settings
 
@@ -214,45 +216,16 @@ def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 
     missing = sorted(set(inferred) - set(annotated))
     extra = sorted(set(annotated) - set(inferred))
     if not (ann.copy_sound or ann.skip_sound) and not ann.targeted_ops:
-        comparison = "no annotation"
+        fit = AnnotationFit.NO_ANNOTATION
     elif missing:
-        comparison = "too small (unsound)"
+        fit = AnnotationFit.TOO_SMALL
     elif [o for o in extra if o in seen_names]:
-        comparison = "larger than needed"
+        fit = AnnotationFit.LARGER_THAN_NEEDED
     else:
-        comparison = "equal"
-    return {
-        "pass": gp.qualname(cls),
-        "stage": stage,
-        "graphs": graphs["n"],
-        "graphs_failed": len(errors),
-        "errors": sorted(set(errors))[:5],
-        "inferred_targeted_ops": inferred,
-        "annotated_targeted_ops": annotated,
-        "annotation": {"skip_sound": ann.skip_sound, "copy_sound": ann.copy_sound, "source": ann.source},
-        "comparison": comparison,
-        "missing_from_annotation": missing,
-        "not_needed": [o for o in extra if o in seen_names],
-        "not_observed_in_corpus": [o for o in extra if o not in seen_names],
-        "ops_in_corpus": sorted(seen_names),
-    }
-
-
-def format_report(r: dict) -> str:
-    lines = [
-        f"pass: {r['pass']}  ({r['graphs']} graph(s), stage {r['stage']}"
-        + (f", {r['graphs_failed']} failed: {'; '.join(r['errors'])}" if r["graphs_failed"] else "") + ")",
-        "minimal copy-sound targeted_ops: {" + ", ".join(r["inferred_targeted_ops"]) + "}",
-        "current annotation:              {" + ", ".join(r["annotated_targeted_ops"]) + "}"
-        + f"  (skip_sound={r['annotation']['skip_sound']}, copy_sound={r['annotation']['copy_sound']}, "
-          f"{r['annotation']['source']})",
-        f"comparison: {r['comparison']}",
-    ]
-    if r["missing_from_annotation"]:
-        lines.append("  rewritten but not declared (unsound for copy): " + ", ".join(r["missing_from_annotation"]))
-    if r["not_needed"]:
-        lines.append("  declared, present in the corpus, never rewritten (speed lost): " + ", ".join(r["not_needed"]))
-    if r["not_observed_in_corpus"]:
-        lines.append("  declared but never in the corpus (cannot judge; try --ops): "
-                     + ", ".join(r["not_observed_in_corpus"]))
-    return "\n".join(lines)
+        fit = AnnotationFit.EQUAL
+    return InferredAnnotation(
+        pass_name=gp.qualname(cls), stage=stage, graphs=graphs["n"], graphs_failed=len(errors),
+        errors=tuple(sorted(set(errors))[:5]), inferred=tuple(inferred), annotated=tuple(annotated),
+        skip_sound=ann.skip_sound, copy_sound=ann.copy_sound, source=ann.source, fit=fit, missing=tuple(missing),
+        not_needed=tuple(o for o in extra if o in seen_names), not_observed=tuple(o for o in extra if o not in seen_names),
+        ops_in_corpus=tuple(sorted(seen_names)))

@@ -1,6 +1,7 @@
 """Every verdict the harness gives, as typed values, in one module: `Verdict` for a comparison of
 two lowerings (a `run` case, a crosschecked call), `NullOutcome` for the cross-seed null check,
-`GateVerdict` for an annotation the gate checked. Their `.value` is what JSON and JUnit carry;
+`GateVerdict` for an annotation the gate checked, `AnnotationFit` for an annotation `verify infer`
+held against what the pass was seen to rewrite. Their `.value` is what JSON and JUnit carry;
 code compares members (`verdict is Verdict.DIVERGENT`, `verdict.is_unsound`), never strings."""
 
 from __future__ import annotations
@@ -85,6 +86,23 @@ class GateVerdict(str, Enum):
     def fails(self) -> bool:
         """Does this verdict fail CI (and block recording the gated revision)?"""
         return self.is_unsound or self is GateVerdict.ERROR
+
+
+class AnnotationFit(str, Enum):
+    """How a pass's declared targeted_ops compare with the ops `verify infer` saw it rewrite."""
+
+    EQUAL = "equal"
+    LARGER_THAN_NEEDED = "larger than needed"  # declared ops seen in the corpus and never rewritten: speed lost
+    TOO_SMALL = "too small (unsound)"  # ops rewritten but not declared: copying their nodes is unsound
+    NO_ANNOTATION = "no annotation"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def fails(self) -> bool:
+        """Does `verify infer` exit 1 for it? (Larger than needed costs speed, not soundness.)"""
+        return self not in (AnnotationFit.EQUAL, AnnotationFit.LARGER_THAN_NEEDED)
 
 
 def relied_on_summary(relied_on: dict[str, str] | None) -> str:
