@@ -29,6 +29,13 @@ worker of verify.launcher (its own process group, its xdist workers in it, kille
 is stopped, killed outright, or holds more memory than `--memory-limit`). Each run has a folder
 of its own (`<out>/<time>-<pid>-<random>`, as `verify run`'s). On SIGINT/SIGTERM the modes
 that finished are summarized and peer exits 130/143.
+
+With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) every pytest process (the
+collection probe, each mode's shards: `--shards N` spreads a mode over N jobs) is a job of one CPU
+on a Ray cluster: its command, reports and comparison exactly as here. A job's folder is the run's
+folder (every file a pytest process writes is in it: its report, JUnit XML, log, reproducers; its
+ini is sent along) and what it wrote comes back there. The test files are not sent: they are part
+of the executorch installation (or the checkout) each node has, at the same path as here.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, RunStopped, WorkerMemoryExceeded, launch_command,
+from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
                              stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
@@ -160,6 +167,23 @@ class PeerSettings:
     extra: tuple[str, ...]  # more pytest arguments (-k)
     hash_seed: int
     memory_limit: int | None  # bytes per xdist worker (or per process without xdist); None: none
+
+    @property
+    def ini(self) -> Path:
+        """An empty ini in the run's folder (`write_ini`): the suite runs under its own conftest,
+        not under the ini files pytest would find above site-packages (this project's
+        pyproject.toml among them)."""
+        return self.out / "pytest.ini"
+
+    @property
+    def files(self) -> JobFiles:
+        """What every pytest process of the run shares with peer, wherever it runs (verify.launcher):
+        it writes in the run's folder only, and reads the ini there."""
+        return JobFiles(self.out, (self.ini,))
+
+    def write_ini(self) -> None:
+        """Once, before any pytest process: written while a job is being sent, it could be sent half-written."""
+        self.ini.write_text("[pytest]\n")
 
     @property
     def group_memory_limit(self) -> int | None:
@@ -300,16 +324,15 @@ def probe_collection(files: list[Path], settings: PeerSettings) -> Collected:
     out = settings.out
     result = out / "collect.json"
     result.unlink(missing_ok=True)
-    ini = out / "pytest.ini"
-    ini.write_text("[pytest]\n")
     command = [sys.executable, "-c", "import sys; from verify.peer import probe_main; sys.exit(probe_main(sys.argv[1:]))",
-               str(result), "-c", str(ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider", "-p", "no:xdist",
+               str(result), "-c", str(settings.ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider", "-p", "no:xdist",
                "-q", "--collect-only", *map(str, files)]
     log_path = out / "collect.log"
     print(f"[collect] {len(files)} test files, collected once up front; log {log_path}", flush=True)
     try:
         code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
-                              timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit)
+                              timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit,
+                              files=settings.files)
     except WorkerMemoryExceeded as exc:
         raise RuntimeError(f"[collect] {exc}; log {log_path}") from None
     if not result.exists():
@@ -353,12 +376,8 @@ def runnable_paths(suites: list[Path], root: Path, shares: dict[str, Share], see
 def pytest_command(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> list[str]:
     """The pytest process of `mode` over `suites`; its report is `out/<name>.json`."""
     out = settings.out
-    # An empty ini in our own folder: the suite runs under its own conftest, not under the ini
-    # files pytest would find above site-packages (this project's pyproject.toml among them).
-    ini = out / "pytest.ini"
-    ini.write_text("[pytest]\n")
     workers = ["-n", str(settings.workers)] if settings.workers > 0 else ["-p", "no:xdist"]
-    return [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider",
+    return [sys.executable, "-m", "pytest", "-c", str(settings.ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider",
             "-q", "--timeout", str(settings.timeout), *MODES[mode], "--fastpass-json", str(out / f"{name}.json"),
             "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{name}.xml"),
             *workers, *settings.extra, *map(str, suites)]
@@ -384,7 +403,8 @@ def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) ->
     started = time.perf_counter()
     try:
         code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
-                              timeout=None, cwd=settings.out, memory_limit=settings.group_memory_limit)
+                              timeout=None, cwd=settings.out, memory_limit=settings.group_memory_limit,
+                              files=settings.files)
     except WorkerMemoryExceeded as exc:
         return JobEnd(name, None, started, time.perf_counter(), f"{exc}; log {log_path}")
     return JobEnd(name, code, started, time.perf_counter())
@@ -568,9 +588,18 @@ def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: li
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m verify.peer`: as `python -m verify peer`, on the cluster asked for if any."""
+    from verify.cluster import on_cluster
+
     parser = argparse.ArgumentParser(prog="python -m verify.peer", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return cmd_peer(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        with on_cluster(args):
+            return cmd_peer(args)
+    except UsageError as exc:
+        print(f"verify.peer: {exc}", file=sys.stderr)
+        return 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -602,6 +631,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from-reports", type=Path, default=None, metavar="DIR",
                         help="do not run: compare the mode reports already in DIR (e.g. a run's folder)")
     parser.add_argument("-k", dest="keyword", default=None, help="pytest -k expression")
+    from verify.cluster import add_cluster_option
+
+    add_cluster_option(parser)  # each pytest process a job of one CPU there: --shards spreads a mode
 
 
 def cmd_peer(args: argparse.Namespace) -> int:
@@ -643,6 +675,7 @@ def cmd_peer(args: argparse.Namespace) -> int:
     settings = PeerSettings(root=root, rootdir=rootdir, out=out, workers=args.workers, timeout=args.timeout,
                             extra=("-k", args.keyword) if args.keyword else (), hash_seed=args.hash_seed,
                             memory_limit=int(args.memory_limit * GIB) or None)
+    settings.write_ini()
     print(f"peer: {', '.join(suite_name(s, root) for s in suites)} from {root}, modes {', '.join(modes)}, "
           f"{args.workers} workers, hash seed {args.hash_seed}; reports in {out}", flush=True)
     runs: list[ModeRun] = []
