@@ -1131,6 +1131,12 @@ def _pad_inst(ctx):
 REGISTRY["pad"] = _OpDef("pad", ("aten.constant_pad_nd.default", "aten.pad.default"), _pad_inst,
                          lambda a, p, s: (f"F.pad({a[0]}, {_fmt(p['pads'])}, value={p['value']!r})", []),
                          accepts=_pad_ok, kind="layout")
+# The same padding called as its core ATen op: F.pad exports as aten.pad.default, which the Arm
+# partitioner keeps, so constant_pad_nd (which RewritePadPass also rewrites) reached no pass
+# from `pad` (RewritePadPass without constant_pad_nd survived the gate's self-test).
+REGISTRY["constant_pad"] = _OpDef("constant_pad", ("aten.constant_pad_nd.default",), _pad_inst,
+                                  lambda a, p, s: (f"torch.constant_pad_nd({a[0]}, {_fmt(p['pads'])}, {p['value']!r})", []),
+                                  accepts=_pad_ok, kind="layout")
 
 
 def _rep_ok(x):
