@@ -8,6 +8,8 @@ What must hold, each asserted by a test that fails without it:
 - a failure found on a node (a fault planted in fastpass's lowering there,
   tests/planted_fuzz_fault.py) is saved as a reproducer in the campaign's reproducers folder,
   naming that folder, and its Hypothesis database entries come back to the campaign's database;
+- a campaign stopped (SIGINT) on the cluster: exit 130, the cells that finished merged and
+  summarized, the others named and merged never, nothing left on the nodes;
 - `verify peer --cluster`: each mode's shards are jobs (on both nodes), their reports come back
   to the run's folder and each mode's outcomes are merged as locally;
 - an address nothing answers at: exit 2, one line, before any work (fuzz and peer).
@@ -20,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,6 +129,38 @@ def test_a_failure_found_on_a_node_is_a_reproducer_here_and_its_examples_come_ba
     for cell in CELLS:  # each cell's failing example, saved on its node, is in the campaign's database
         entries = [p for p in (tmp_path / "database" / cell).rglob("*") if p.is_file()]
         assert entries, f"no database entry of {cell} came back"
+    assert not node_folders_left(cluster)
+
+
+def test_a_campaign_stopped_on_the_cluster_keeps_and_summarizes_the_cells_that_finished(cluster, tmp_path):
+    """Four cells on two CPUs, SIGINT once the first has returned: the others are running or waiting."""
+    environment_ = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", PLANTED_VARIABLE)}
+    coverage = tmp_path / "coverage"
+    proc = subprocess.Popen([sys.executable, "-m", "verify", "fuzz", "--targets", "tosa-fp", "--shards", "2",
+                             "--examples", "1", "--max-ops", "1", "--seed", "0", "--coverage", str(coverage),
+                             "--reproducers", str(tmp_path / "reproducers"), "--database", str(tmp_path / "database"),
+                             "--cluster", cluster.address], cwd=ROOT, env=environment_, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    printed = []
+    for line in proc.stdout:  # the progress line of the first cell back
+        printed.append(line)
+        if line.startswith("fuzz: [1/4] "):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=180)
+    stdout = "".join(printed) + out
+    assert proc.returncode == 130, stdout[-3000:] + err[-3000:]
+    finished = progress(stdout)
+    assert 1 <= len(finished) < 4, stdout[-3000:]
+    unfinished = sorted(set(f"tosa-fp-shard{k}of4" for k in range(4)) - set(finished))
+    assert f"fuzz: {len(finished)} of 4 cells finished on the cluster" in stdout
+    assert f"not finished: {', '.join(unfinished)}" in stdout  # named, in cell order
+    assert lines_of(coverage) == sorted(line for cell in finished for line in lines_of(coverage / "cells" / cell / "coverage"))
+    assert f"pass coverage, tosa-fp: {len(lines_of(coverage))} graphs" in stdout
+    assert "fuzz: stopped by SIGINT" in err
+    deadline = time.monotonic() + 30  # the nodes remove the stopped jobs' folders as they unwind
+    while node_folders_left(cluster) and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert not node_folders_left(cluster)
 
 
