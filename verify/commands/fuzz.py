@@ -57,7 +57,8 @@ def add_parser(sub) -> None:
                    help="where minimal reproducers are saved (default %(default)s)")
     p.add_argument("--database", type=Path, default=default.database, metavar="DIR",
                    help="Hypothesis example database, one folder per cell, kept between campaigns (a failure found "
-                        "once is replayed first by the next run of its cell, here or on a cluster; default %(default)s)")
+                        "once is replayed first by the next run of its cell, here or on a cluster; unused with "
+                        "--seed: Hypothesis neither replays nor saves for a seeded test; default %(default)s)")
     p.add_argument("--features", default="all", help="fastpass features under test (default: all)")
     p.add_argument("-n", "--workers", default="auto",
                    help="pytest-xdist workers (default: auto, one per core); on a cluster: cells at a time "

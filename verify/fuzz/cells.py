@@ -87,8 +87,8 @@ class CellResult:
         return int(self.failed)
 
 
-def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards: int) -> CommandJob:
-    """The cell's folder made (its campaign file, its database copied in) and its job."""
+def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards: int) -> tuple[Cell, CommandJob]:
+    """The cell's folder made (its campaign file, its database copied in), the cell and its job."""
     cell = Cell(target, shard, shards, campaign.coverage_dir / CELLS_FOLDER / cell_id(target, shard, shards))
     shutil.rmtree(cell.folder, ignore_errors=True)
     cell.folder.mkdir(parents=True)
@@ -105,7 +105,7 @@ def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards
     command = (sys.executable, "-m", "pytest", f"{tests}::{TEST_NAME}[{cell.name}]", "-m", "fuzz", "-p", "no:xdist",
                "-p", "no:cacheprovider", "--timeout", "0", "--hypothesis-show-statistics",
                "--fuzz-campaign", str(campaign_file), "--junitxml", str(cell.junit))
-    return CommandJob(cell.name, command, JobFiles(cell.folder, tuple(inputs)), cell.log_path)
+    return cell, CommandJob(cell.name, command, JobFiles(cell.folder, tuple(inputs)), cell.log_path)
 
 
 def _test_failed(junit: Path) -> bool | None:
@@ -120,9 +120,8 @@ def _test_failed(junit: Path) -> bool | None:
     return int(suite.get("failures", 0)) + int(suite.get("errors", 0)) > 0
 
 
-def merge(campaign: FuzzCampaign, returned: JobReturn) -> CellResult:
+def merge(campaign: FuzzCampaign, cell: Cell, returned: JobReturn) -> CellResult:
     """Add what a returned cell wrote to the campaign's folders; what it gave."""
-    cell = Cell(*_cell_of(campaign, returned.job.name), returned.job.files.folder)
     own = cell.campaign(campaign)
     lines = []
     for path in sorted((cell.folder / COVERAGE_FOLDER).glob("coverage-*.jsonl")):
@@ -151,10 +150,6 @@ def merge(campaign: FuzzCampaign, returned: JobReturn) -> CellResult:
     return CellResult(cell, len(lines), tuple(saved), bool(failed), error)
 
 
-def _cell_of(campaign: FuzzCampaign, name: str) -> tuple[str, int, int]:
-    return next(c for c in campaign.cells() if cell_id(*c) == name)
-
-
 def describe(result: CellResult, returned: JobReturn, done: int, total: int) -> str:
     """The progress line of a finished cell."""
     where = (f"node {returned.placement.node} ({returned.placement.host})" if returned.placement
@@ -169,11 +164,13 @@ def describe(result: CellResult, returned: JobReturn, done: int, total: int) -> 
 def run_on_cluster(campaign: FuzzCampaign, tests: Path, width: int) -> tuple[list[CellResult], list[str]]:
     """Every cell of `campaign` as a job on the cluster (at most `width` at a time), merged as it
     returns; the results of the cells that returned, and the names of those that did not."""
-    jobs = [prepare(campaign, tests, *c) for c in campaign.cells()]
+    prepared = [prepare(campaign, tests, *c) for c in campaign.cells()]
+    cells = {job.name: cell for cell, job in prepared}
+    jobs = [job for _, job in prepared]
     results: list[CellResult] = []
 
     def merged(returned: JobReturn) -> None:
-        result = merge(campaign, returned)
+        result = merge(campaign, cells[returned.job.name], returned)
         results.append(result)
         print(describe(result, returned, len(results), len(jobs)), flush=True)
 
