@@ -3,16 +3,18 @@ loopback, one CPU per node, started and stopped here (verify.cluster.loopback).
 
 What must hold, each asserted by a test that fails without it:
 - `verify fuzz --cluster`: every cell is a job (cells on both nodes), each cell's coverage lines
-  merged into the campaign's coverage folder exactly once, and the campaign's one coverage
-  summary printed;
+  merged into the campaign's coverage folder exactly once, also when a node dies with a cell in
+  flight (it runs again on the other), and the campaign's one coverage summary printed;
 - a failure found on a node (a fault planted in fastpass's lowering there,
-  tests/planted_fuzz_fault.py) is saved as a reproducer in the campaign's reproducers folder,
+  tests/cluster_node_plugin.py) is saved as a reproducer in the campaign's reproducers folder,
   naming that folder, and its Hypothesis database entries come back to the campaign's database;
 - a campaign stopped (SIGINT) on the cluster: exit 130, the cells that finished merged and
   summarized, the others named and merged never, nothing left on the nodes;
 - `verify peer --cluster`: each mode's shards are jobs (on both nodes), their reports come back
   to the run's folder and each mode's outcomes are merged as locally;
 - an address nothing answers at: exit 2, one line, before any work (fuzz and peer).
+Every job's pytest is checked to read and write in its node folder only (the loopback cluster's
+nodes share this machine's files, which would hide a job handed the harness's paths).
 The campaigns are the cheapest there are: tosa-fp (two cells), one graph each, of one or two ops;
 peer over a suite of our own (two files of two trivial tests, as tests/test_peer_share.py's)."""
 
@@ -22,6 +24,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.planted_fuzz_fault import PLANTED_VARIABLE
+from tests.cluster_node_plugin import NODE_FOLDER_VARIABLE, PLANTED_VARIABLE
 from tests.test_cluster import free_port
 from verify.cluster.loopback import LoopbackCluster
 from verify.cluster.node import TEMPORARY_PREFIX
@@ -57,9 +60,9 @@ def environment(**values: str):
 
 @pytest.fixture(scope="module")
 def cluster():
-    # The nodes' pytest processes load the planted fault's plugin, armed only in a job whose
-    # environment asks for it (its variable travels with the job from the harness).
-    with environment(PYTEST_PLUGINS="tests.planted_fuzz_fault"):
+    # The nodes' pytest processes load the tests' plugin, its checks armed only in a job whose
+    # environment asks for them (their variables travel with the job from the harness).
+    with environment(PYTEST_PLUGINS="tests.cluster_node_plugin"):
         started = LoopbackCluster(2).__enter__()
     try:
         yield started
@@ -67,9 +70,15 @@ def cluster():
         started.__exit__(None, None, None)
 
 
+def harness_environment(**env: str) -> dict[str, str]:
+    """The harness's environment: no cluster but the one given, every job's pytest checked to read
+    and write in its node folder only (tests/cluster_node_plugin.py), and `env`."""
+    kept = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", PLANTED_VARIABLE)}
+    return {**kept, NODE_FOLDER_VARIABLE: "1", **env}
+
+
 def verify(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment_ = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", PLANTED_VARIABLE)}
-    return subprocess.run([sys.executable, "-m", "verify", *args], cwd=ROOT, env={**environment_, **env},
+    return subprocess.run([sys.executable, "-m", "verify", *args], cwd=ROOT, env=harness_environment(**env),
                           capture_output=True, text=True, timeout=600)
 
 
@@ -86,30 +95,50 @@ def progress(stdout: str) -> dict[str, tuple[str, int, int]]:
     return {cell: (node, int(graphs), int(divergences)) for cell, node, graphs, divergences in found}
 
 
+def node_folders(node: str) -> list[Path]:
+    return list(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}{node[:12]}-*"))
+
+
 def node_folders_left(cluster) -> list[Path]:
-    return [f for node in cluster.nodes for f in Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}{node[:12]}-*")]
+    return [folder for node in cluster.nodes for folder in node_folders(node)]
 
 
 def lines_of(folder: Path) -> list[str]:
     return sorted(line for path in folder.glob("coverage-*.jsonl") for line in path.read_text().splitlines() if line)
 
 
-def test_a_fuzz_campaign_on_the_cluster_merges_every_cell_once_and_prints_the_summary(cluster, tmp_path):
-    done = fuzz_on(cluster, tmp_path, "--max-ops", "2", "--seed", "0")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    cells = progress(done.stdout)
-    assert sorted(cells) == list(CELLS), done.stdout[-3000:]
-    assert {node for node, _, _ in cells.values()} == {node[:12] for node in cluster.nodes}  # one cell on each node
+def test_a_fuzz_campaign_on_the_cluster_merges_every_cell_once_even_when_a_node_dies(cluster, tmp_path):
+    """The second node is killed as soon as a cell runs there: that cell runs again on the head,
+    and every cell's coverage lines are merged exactly once (the lost attempt's never come back)."""
     coverage = tmp_path / "coverage"
+    proc = subprocess.Popen([sys.executable, "-m", "verify", "fuzz", *TINY_CAMPAIGN, "--max-ops", "2", "--seed", "0",
+                             "--coverage", str(coverage), "--reproducers", str(tmp_path / "reproducers"),
+                             "--database", str(tmp_path / "database"), "--cluster", cluster.address],
+                            cwd=ROOT, env=harness_environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = cluster.nodes[1]
+    deadline = time.monotonic() + 120
+    while not node_folders(second) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert node_folders(second), "no cell ever ran on the second node"
+    cluster.remove(1)
+    try:
+        stdout, stderr = proc.communicate(timeout=400)
+    finally:
+        cluster.add()  # two nodes again for the next test
+    for folder in node_folders(second):  # what the lost machine's disk held: not ours to leave in /tmp
+        shutil.rmtree(folder)
+    assert proc.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    cells = progress(stdout)
+    assert sorted(cells) == list(CELLS), stdout[-3000:]
+    assert {node for node, _, _ in cells.values()} == {cluster.nodes[0][:12]}  # the lost cell came back from the head
     cell_lines = sorted(line for cell in CELLS for line in lines_of(coverage / "cells" / cell / "coverage"))
-    assert len(cell_lines) == sum(graphs for _, graphs, _ in cells.values()) >= 2
+    assert len(cell_lines) == sum(graphs for _, graphs, _ in cells.values()) == 2  # one graph per cell
     assert lines_of(coverage) == cell_lines  # every graph of every cell merged, once
-    assert sorted(p.name for p in coverage.glob("coverage-*.jsonl")) == ["coverage-lane0.jsonl", "coverage-lane1.jsonl"]
     graphs = len(cell_lines)
-    assert f"pass coverage, tosa-fp: {graphs} graphs" in done.stdout
-    (verdict,) = [line for line in done.stdout.splitlines() if line.startswith("coverage verdict: ")]
+    assert f"pass coverage, tosa-fp: {graphs} graphs" in stdout
+    (verdict,) = [line for line in stdout.splitlines() if line.startswith("coverage verdict: ")]
     assert f"{graphs} graphs on tosa-fp" in verdict
-    assert f"fuzz: 2 of 2 cells finished on the cluster" in done.stdout
+    assert "fuzz: 2 of 2 cells finished on the cluster" in stdout
     assert not list((tmp_path / "reproducers").glob("*.py")) and not node_folders_left(cluster)
 
 
@@ -119,6 +148,7 @@ def test_a_failure_found_on_a_node_is_a_reproducer_here_and_its_examples_come_ba
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     cells = progress(done.stdout)
     assert sorted(cells) == list(CELLS) and all(d == 1 for _, _, d in cells.values()), done.stdout[-3000:]
+    assert {node for node, _, _ in cells.values()} == {node[:12] for node in cluster.nodes}  # one cell on each node
     reproducers = sorted((tmp_path / "reproducers").glob("graph-*.py"))
     assert 1 <= len(reproducers) <= 2  # one per cell (the same minimal graph, shrunk twice, is one file)
     for reproducer in reproducers:
@@ -134,12 +164,11 @@ def test_a_failure_found_on_a_node_is_a_reproducer_here_and_its_examples_come_ba
 
 def test_a_campaign_stopped_on_the_cluster_keeps_and_summarizes_the_cells_that_finished(cluster, tmp_path):
     """Four cells on two CPUs, SIGINT once the first has returned: the others are running or waiting."""
-    environment_ = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", PLANTED_VARIABLE)}
     coverage = tmp_path / "coverage"
     proc = subprocess.Popen([sys.executable, "-m", "verify", "fuzz", "--targets", "tosa-fp", "--shards", "2",
                              "--examples", "1", "--max-ops", "1", "--seed", "0", "--coverage", str(coverage),
                              "--reproducers", str(tmp_path / "reproducers"), "--database", str(tmp_path / "database"),
-                             "--cluster", cluster.address], cwd=ROOT, env=environment_, stdout=subprocess.PIPE,
+                             "--cluster", cluster.address], cwd=ROOT, env=harness_environment(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     printed = []
     for line in proc.stdout:  # the progress line of the first cell back
@@ -192,10 +221,10 @@ def test_peer_on_the_cluster_runs_each_modes_shards_as_jobs_and_merges_their_rep
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (run,) = out.iterdir()
     ran = dict(re.findall(r"^cluster: (\S+)\.log ran on node (\w+) ", done.stderr, re.M))
-    jobs = ["collect", *(f"{mode}.shard{k}" for mode in ("stock", "fastpass") for k in (0, 1))]
-    assert sorted(ran) == sorted(jobs), done.stderr[-3000:]
+    jobs = [f"{mode}.shard{k}" for mode in ("stock", "fastpass") for k in (0, 1)]
+    assert sorted(ran) == sorted(jobs), done.stderr[-3000:]  # the collection probe ran here
     assert set(ran.values()) == {node[:12] for node in cluster.nodes}  # the jobs spread over both nodes
-    for job in jobs[1:]:  # what each pytest process wrote came back to the run's folder
+    for job in jobs:  # what each pytest process wrote came back to the run's folder
         assert (run / f"{job}.json").is_file() and (run / f"{job}.log").is_file() and (run / f"{job}.xml").is_file()
     document = json.loads((run / "peer.json").read_text())
     assert document["complete"] and document["mismatches"] == []

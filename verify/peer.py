@@ -30,12 +30,13 @@ is stopped, killed outright, or holds more memory than `--memory-limit`). Each r
 of its own (`<out>/<time>-<pid>-<random>`, as `verify run`'s). On SIGINT/SIGTERM the modes
 that finished are summarized and peer exits 130/143.
 
-With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) every pytest process (the
-collection probe, each mode's shards: `--shards N` spreads a mode over N jobs) is a job of one CPU
-on a Ray cluster: its command, reports and comparison exactly as here. A job's folder is the run's
-folder (every file a pytest process writes is in it: its report, JUnit XML, log, reproducers; its
-ini is sent along) and what it wrote comes back there. The test files are not sent: they are part
-of the executorch installation (or the checkout) each node has, at the same path as here.
+With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) each mode's pytest process
+(each of its `--shards N`: they spread a mode over N jobs) is a job of one CPU on a Ray cluster
+(verify.cluster.pytest_job): its arguments, reports and comparison exactly as here. A job's
+folder is the run's folder (every file a mode's pytest process writes is in it: its report, JUnit
+XML, log, reproducers; its ini is sent along) and what it wrote comes back there. The test files
+are not sent: they are part of the executorch installation (or the checkout) each node has, at
+the same path as here. The collection probe, one short process, runs here.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.cluster.pytest_job import launch_pytest
 from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
                              stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
@@ -177,8 +179,8 @@ class PeerSettings:
 
     @property
     def files(self) -> JobFiles:
-        """What every pytest process of the run shares with peer, wherever it runs (verify.launcher):
-        it writes in the run's folder only, and reads the ini there."""
+        """What a mode's pytest process shares with peer, wherever it runs (verify.launcher): it
+        writes in the run's folder only, and reads the ini there."""
         return JobFiles(self.out, (self.ini,))
 
     def write_ini(self) -> None:
@@ -331,8 +333,7 @@ def probe_collection(files: list[Path], settings: PeerSettings) -> Collected:
     print(f"[collect] {len(files)} test files, collected once up front; log {log_path}", flush=True)
     try:
         code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
-                              timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit,
-                              files=settings.files)
+                              timeout=settings.timeout, cwd=out, memory_limit=settings.memory_limit)
     except WorkerMemoryExceeded as exc:
         raise RuntimeError(f"[collect] {exc}; log {log_path}") from None
     if not result.exists():
@@ -373,11 +374,11 @@ def runnable_paths(suites: list[Path], root: Path, shares: dict[str, Share], see
     return paths, records
 
 
-def pytest_command(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> list[str]:
-    """The pytest process of `mode` over `suites`; its report is `out/<name>.json`."""
+def pytest_arguments(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> list[str]:
+    """pytest's arguments for `mode` over `suites`; its report is `out/<name>.json`."""
     out = settings.out
     workers = ["-n", str(settings.workers)] if settings.workers > 0 else ["-p", "no:xdist"]
-    return [sys.executable, "-m", "pytest", "-c", str(settings.ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider",
+    return ["-c", str(settings.ini), "--rootdir", str(settings.rootdir), "-p", "no:cacheprovider",
             "-q", "--timeout", str(settings.timeout), *MODES[mode], "--fastpass-json", str(out / f"{name}.json"),
             "--fastpass-reproducers", str(out / "reproducers"), "--junitxml", str(out / f"{name}.xml"),
             *workers, *settings.extra, *map(str, suites)]
@@ -397,14 +398,13 @@ class JobEnd:
 def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> JobEnd:
     """One pytest process, as a verify.launcher worker (raises RunStopped when peer is stopped)."""
     (settings.out / f"{name}.json").unlink(missing_ok=True)
-    command = pytest_command(mode, name, suites, settings)
+    arguments = pytest_arguments(mode, name, suites, settings)
     log_path = settings.out / f"{name}.log"
-    print(f"[{name}] {' '.join(command)}\n[{name}] progress: {log_path}", flush=True)
+    print(f"[{name}] {sys.executable} -m pytest {' '.join(arguments)}\n[{name}] progress: {log_path}", flush=True)
     started = time.perf_counter()
     try:
-        code = launch_command(command, log_path=log_path, hash_seed=settings.hash_seed,
-                              timeout=None, cwd=settings.out, memory_limit=settings.group_memory_limit,
-                              files=settings.files)
+        code = launch_pytest(arguments, log_path=log_path, files=settings.files, hash_seed=settings.hash_seed,
+                             cwd=settings.out, memory_limit=settings.group_memory_limit)
     except WorkerMemoryExceeded as exc:
         return JobEnd(name, None, started, time.perf_counter(), f"{exc}; log {log_path}")
     return JobEnd(name, code, started, time.perf_counter())

@@ -1,5 +1,5 @@
-"""Independent command jobs on the cluster, as many at a time as asked, each handed back as it
-returns (the fuzz campaign's cells, verify.fuzz.cells).
+"""Independent pytest jobs on the cluster, as many at a time as asked, each handed back as it
+returns (the fuzz campaign's cells, verify.fuzz.cells; each a verify.cluster.pytest_job).
 
 Why not a command's own pool: a campaign of independent jobs merges each job's files the moment
 it returns, in the calling thread alone (one writer of the merged folders), and keeps whatever
@@ -28,17 +28,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from verify.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
-                             launch_command)
+from verify.cluster.pytest_job import launch_pytest
+from verify.launcher import DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 
 
 @dataclass(frozen=True)
-class CommandJob:
-    """One command to run on the cluster: `name` tells it apart (its log's file name must be
-    unique in the batch: the backend's record names a job by it)."""
+class PytestJob:
+    """One pytest process to run on the cluster (`args`: pytest's): `name` tells it apart (its log's
+    file name must be unique in the batch: the backend's record names a job by it)."""
 
     name: str
-    command: tuple[str, ...]
+    args: tuple[str, ...]
     files: JobFiles
     log_path: Path
     cwd: Path | None = None
@@ -58,7 +58,7 @@ class JobReturn:
     """A job that came back: its exit status (None: killed by the launcher, `failure` says why),
     the lane it ran in, its seconds from submission to return, and where it ran (None: unknown)."""
 
-    job: CommandJob
+    job: PytestJob
     returncode: int | None
     lane: int
     seconds: float
@@ -79,7 +79,7 @@ class _Placements(logging.Handler):
             self.found[str(args[0])] = Placement(str(args[1]), str(args[2]))
 
 
-def run_batch(jobs: Sequence[CommandJob], width: int, merge: Callable[[JobReturn], None]) -> list[CommandJob]:
+def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn], None]) -> list[PytestJob]:
     """Run `jobs` (at most `width` at a time) and `merge` each as it returns; the jobs that did not
     return (the run was stopped, or the cluster stopped answering: both RunStopped). Any other
     exception of a job is a bug: raised here, after the jobs in flight have ended."""
@@ -92,13 +92,13 @@ def run_batch(jobs: Sequence[CommandJob], width: int, merge: Callable[[JobReturn
     placements = _Placements()
     backend_log = logging.getLogger("verify.cluster.backend")
 
-    def run(job: CommandJob) -> JobReturn:
+    def run(job: PytestJob) -> JobReturn:
         lane = lanes.get()
         started = time.perf_counter()
         try:
             try:
-                code, failure = launch_command(list(job.command), log_path=job.log_path, timeout=None,
-                                               memory_limit=job.memory_limit, cwd=job.cwd, files=job.files), None
+                code, failure = launch_pytest(job.args, log_path=job.log_path, files=job.files,
+                                              memory_limit=job.memory_limit, cwd=job.cwd), None
             except (WorkerTimeout, WorkerMemoryExceeded) as exc:
                 code, failure = None, str(exc)
             return JobReturn(job, code, lane, time.perf_counter() - started, placements.found.get(job.log_path.name),
@@ -106,11 +106,11 @@ def run_batch(jobs: Sequence[CommandJob], width: int, merge: Callable[[JobReturn
         finally:
             lanes.put(lane)
 
-    unfinished: list[CommandJob] = []
+    unfinished: list[PytestJob] = []
     backend_log.addHandler(placements)
     try:
         with ThreadPoolExecutor(max_workers=max(1, width), thread_name_prefix="batch") as pool:
-            pending: dict[Future, CommandJob] = {pool.submit(run, job): job for job in jobs}
+            pending: dict[Future, PytestJob] = {pool.submit(run, job): job for job in jobs}
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:

@@ -26,12 +26,11 @@ workers); reproducers into `--reproducers`, their text naming that folder; datab
 from __future__ import annotations
 
 import shutil
-import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from verify.cluster.batch import CommandJob, JobReturn, run_batch
+from verify.cluster.batch import JobReturn, PytestJob, run_batch
 from verify.fuzz.campaign import FuzzCampaign, cell_id
 from verify.launcher import JobFiles
 from verify.report.atomic import write_bytes, write_text
@@ -87,7 +86,7 @@ class CellResult:
         return int(self.failed)
 
 
-def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards: int) -> tuple[Cell, CommandJob]:
+def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards: int) -> tuple[Cell, PytestJob]:
     """The cell's folder made (its campaign file, its database copied in), the cell and its job."""
     cell = Cell(target, shard, shards, campaign.coverage_dir / CELLS_FOLDER / cell_id(target, shard, shards))
     shutil.rmtree(cell.folder, ignore_errors=True)
@@ -102,10 +101,10 @@ def prepare(campaign: FuzzCampaign, tests: Path, target: str, shard: int, shards
         inputs.append(own.database_of(target, shard, shards))
     if campaign.continue_from is not None:
         inputs.append(Path(campaign.continue_from))
-    command = (sys.executable, "-m", "pytest", f"{tests}::{TEST_NAME}[{cell.name}]", "-m", "fuzz", "-p", "no:xdist",
-               "-p", "no:cacheprovider", "--timeout", "0", "--hypothesis-show-statistics",
-               "--fuzz-campaign", str(campaign_file), "--junitxml", str(cell.junit))
-    return cell, CommandJob(cell.name, command, JobFiles(cell.folder, tuple(inputs)), cell.log_path)
+    args = (f"{tests}::{TEST_NAME}[{cell.name}]", "-m", "fuzz", "-p", "no:xdist", "-p", "no:cacheprovider",
+            "--timeout", "0", "--hypothesis-show-statistics", "--fuzz-campaign", str(campaign_file),
+            "--junitxml", str(cell.junit))
+    return cell, PytestJob(cell.name, args, JobFiles(cell.folder, tuple(inputs)), cell.log_path)
 
 
 def _test_failed(junit: Path) -> bool | None:
