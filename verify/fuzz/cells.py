@@ -8,7 +8,9 @@ share of the routes), and one cell is what one xdist worker runs at a time local
 spread over the nodes as they would over local workers. The nodes share no file system
 (verify.cluster.shipping), so each cell has a folder of its own, `<coverage>/cells/<cell>/`:
 
-- `campaign.json`: the campaign, with the cell's own coverage, reproducers and database folders;
+- `campaign.json`: the campaign, with the cell's own coverage, reproducers and database folders
+  (and, continuing an earlier campaign, `<coverage>/continued/`: that campaign's coverage lines
+  alone, sent with every cell instead of its whole folder, cells' folders and all);
 - `examples/<cell>/`: the cell's example database, a copy of the campaign's (`--database`) sent
   with the job; the entries Hypothesis adds on the node (a failure found, its shrunk form) come
   back and are added to the campaign's. Entries are files named by their content's hash, so
@@ -32,10 +34,12 @@ from pathlib import Path
 
 from verify.cluster.batch import JobReturn, PytestJob, run_batch
 from verify.fuzz.campaign import FuzzCampaign, cell_id
+from verify.fuzz.coverage import coverage_files
 from verify.launcher import JobFiles
 from verify.report.atomic import write_bytes, write_text
 
 CELLS_FOLDER = "cells"
+CONTINUED_FOLDER = "continued"  # in the campaign's coverage folder
 COVERAGE_FOLDER = "coverage"  # in a cell's folder
 REPRODUCERS_FOLDER = "reproducers"
 EXAMPLES_FOLDER = "examples"
@@ -123,7 +127,7 @@ def merge(campaign: FuzzCampaign, cell: Cell, returned: JobReturn) -> CellResult
     """Add what a returned cell wrote to the campaign's folders; what it gave."""
     own = cell.campaign(campaign)
     lines = []
-    for path in sorted((cell.folder / COVERAGE_FOLDER).glob("coverage-*.jsonl")):
+    for path in coverage_files(cell.folder / COVERAGE_FOLDER):
         lines += [line for line in path.read_text().splitlines() if line.strip()]
     if lines:
         with open(campaign.coverage_dir / f"coverage-lane{returned.lane}.jsonl", "a") as merged:
@@ -160,10 +164,24 @@ def describe(result: CellResult, returned: JobReturn, done: int, total: int) -> 
             f"{result.graphs} graph(s), {outcome}")
 
 
+def _continued_as_sent(campaign: FuzzCampaign) -> FuzzCampaign:
+    """The campaign the cells are sent: an earlier campaign continued from (`--continue`) as its
+    coverage lines alone, copied once into `<coverage>/continued/` (all a cell reads of it:
+    `FuzzCampaign.exercised_before`)."""
+    if campaign.continue_from is None:
+        return campaign
+    folder = campaign.coverage_dir / CONTINUED_FOLDER
+    folder.mkdir()
+    for path in coverage_files(Path(campaign.continue_from)):
+        shutil.copyfile(path, folder / path.name)
+    return replace(campaign, continue_from=folder)
+
+
 def run_on_cluster(campaign: FuzzCampaign, tests: Path, width: int) -> tuple[list[CellResult], list[str]]:
     """Every cell of `campaign` as a job on the cluster (at most `width` at a time), merged as it
     returns; the results of the cells that returned, and the names of those that did not."""
-    prepared = [prepare(campaign, tests, *c) for c in campaign.cells()]
+    sent = _continued_as_sent(campaign)
+    prepared = [prepare(sent, tests, *c) for c in campaign.cells()]
     cells = {job.name: cell for cell, job in prepared}
     jobs = [job for _, job in prepared]
     results: list[CellResult] = []

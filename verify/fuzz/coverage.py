@@ -188,10 +188,15 @@ class TargetCoverage:
     passes: dict[str, PassCoverage] = field(default_factory=lambda: defaultdict(PassCoverage))
 
 
+def coverage_files(folder: Path) -> list[Path]:
+    """The coverage files in a campaign's coverage `folder`: one per worker (`coverage_file`)."""
+    return sorted(Path(folder).glob("coverage-*.jsonl"))
+
+
 def read_coverage(folder: Path) -> tuple[list[dict], int]:
     """(rows of every worker's file, number of worker files)."""
     rows, workers = [], 0
-    for path in sorted(folder.glob("coverage-*.jsonl")):
+    for path in coverage_files(folder):
         workers += 1
         rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return rows, workers
