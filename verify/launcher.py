@@ -12,10 +12,11 @@ group is killed
 Only a process that leaves the group on purpose (setsid) escapes; nothing here can follow it.
 
 Every worker is the one entry point, `python -m verify.jobs.worker JOB` (verify.jobs: a typed
-job, its handler, its result), which calls `die_with_parent` first; `launch_command` runs any
-other command (e.g. `python -m pytest ...` for verify.peer) as a command job of that entry point,
-a small parent that arms `die_with_parent` and then runs the command in its own group, so the
-guarantees above hold for it and everything it starts (pytest-xdist workers included).
+job, its handler, its result), which calls `die_with_parent` first; `launch_module` runs a Python
+module in it (pytest, for peer's modes and the fuzz campaign), `launch_command` any other command
+as a command job of that entry point, a small parent that arms `die_with_parent` and then runs
+the command in its own group, so the guarantees above hold for it and everything it starts
+(pytest-xdist workers included).
 
 Every worker group is also under a memory limit (`memory_limit`, default `DEFAULT_MEMORY_LIMIT`):
 the group's resident set, summed over its processes, read from /proc while the launcher waits.
@@ -181,11 +182,26 @@ def launch_command(command: list[str], *, log_path: Path, hash_seed: int | str |
                    files: JobFiles | None = None) -> int:
     """Run any `command` as a worker (same guarantees and exceptions as `launch`): a command job
     of verify.jobs, which dies with us and takes the command's group with it. `hash_seed`: its
-    PYTHONHASHSEED (None: ours)."""
+    PYTHONHASHSEED (None: ours). On a cluster node the command is run as spelled (`sys.executable`
+    names this machine's interpreter): a Python module is `launch_module`'s."""
     from verify.jobs import Job, JobKind, execute
 
     job = Job(JobKind.COMMAND, {"argv": list(map(str, command))}, log_path, hash_seed, timeout, memory_limit, cwd,
               files=files)
+    return execute(job, cancel).returncode
+
+
+def launch_module(module: str, args: list[str], *, log_path: Path, hash_seed: int | str | None = None,
+                  timeout: float | None, cancel: threading.Event | None = None,
+                  memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
+                  files: JobFiles | None = None) -> int:
+    """Run `python -m module *args` as a module job of verify.jobs (same guarantees and exceptions
+    as `launch`): the module runs in the worker process itself, so a node runs its own
+    installation's and re-spells every path among `args` (pytest for the fuzz cells and peer)."""
+    from verify.jobs import Job, JobKind, execute
+
+    job = Job(JobKind.MODULE, {"module": module, "args": list(map(str, args))}, log_path, hash_seed, timeout,
+              memory_limit, cwd, files=files)
     return execute(job, cancel).returncode
 
 

@@ -9,7 +9,6 @@ exactly as before and only the running of each worker moves to a node.
 - `node`: what the task does on its node (the launcher, in a folder of its own);
 - `shipping`: the job's files there and back (no shared file system assumed);
 - `batch`: independent pytest jobs (the fuzz campaign's cells), each merged as it returns;
-- `pytest_job`: a pytest process as a launcher worker whose arguments a node re-spells;
 - `loopback`: a real multi-node cluster on 127.0.0.1, for tests and `measure` only;
 - `measure`, `plan`: Ray's per-job overhead here and a projection to many nodes.
 See README.md beside this file.

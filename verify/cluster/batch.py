@@ -1,5 +1,5 @@
 """Independent pytest jobs on the cluster, as many at a time as asked, each handed back as it
-returns (the fuzz campaign's cells, verify.fuzz.cells; each a verify.cluster.pytest_job).
+returns (the fuzz campaign's cells, verify.fuzz.cells; each pytest as a module job, verify.launcher.launch_module).
 
 Why not a command's own pool: a campaign of independent jobs merges each job's files the moment
 it returns, in the calling thread alone (one writer of the merged folders), and keeps whatever
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from verify.cluster.pytest_job import launch_pytest
-from verify.launcher import DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
+from verify.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
+                             launch_module)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn]
         started = time.perf_counter()
         try:
             try:
-                code, failure = launch_pytest(job.args, log_path=job.log_path, files=job.files,
+                code, failure = launch_module("pytest", job.args, log_path=job.log_path, files=job.files, timeout=None,
                                               memory_limit=job.memory_limit, cwd=job.cwd), None
             except (WorkerTimeout, WorkerMemoryExceeded) as exc:
                 code, failure = None, str(exc)

@@ -33,6 +33,10 @@ class JobKind(str, Enum):
     BENCH_LOWERING = "bench-lowering"  # verify bench: one timed lowering (a WorkerRun)
     CROSSCHECK_REPLAY = "crosscheck-replay"  # crosscheck: a reproducer replayed in a fresh process
     COMMAND = "command"  # any program (`settings["argv"]`), under the launcher's guarantees
+    # A Python module run as __main__ in the worker itself (`settings["module"]`, `settings["args"]`:
+    # pytest for a fuzz cell or a peer mode): on a cluster node it is the node's own installation
+    # that runs, and its arguments are re-spelled there like any job's (the job file is shipped).
+    MODULE = "module"
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ def execute(job: Job, cancel=None) -> JobResult:
 
     env = {} if job.hash_seed is None else {"PYTHONHASHSEED": str(job.hash_seed)}
     files = job.files
-    if job.kind is JobKind.COMMAND:  # nothing to write: the job goes inline
+    if job.kind in (JobKind.COMMAND, JobKind.MODULE) and files is None:  # runs here: the job goes inline
         argument = json.dumps(job.document())
     else:
         job.result_path.unlink(missing_ok=True)  # an earlier run's (a reused folder)
