@@ -1,12 +1,12 @@
 """Independent pytest jobs on the cluster, as many at a time as asked, each handed back as it
 returns (the fuzz campaign's cells, verify.fuzz.cells; each pytest as a module job, verify.launcher.launch_module).
 
-Why not a command's own pool: a campaign of independent jobs merges each job's files the moment
-it returns, in the calling thread alone (one writer of the merged folders), and keeps whatever
-came back when it is stopped or the cluster goes: `run_batch` runs the jobs in threads (each
-blocks in verify.launcher, which sends it to the cluster's backend), and calls `merge` in the
-caller's thread for each job that returned, in the order they return. A job that never returned
-(stopped, the cluster gone) is merged never, so nothing is counted twice or half.
+A campaign of independent jobs merges each job's files the moment it returns, one merge at a
+time (one writer of the merged folders), and keeps whatever came back when it is stopped or the
+cluster goes: `run_batch` runs the jobs in the harness's one pool (verify.jobs.pool: each blocks
+in verify.launcher, which sends it to the cluster's backend) and calls `merge` for each job that
+returned, in the order they return, one call at a time. A job that never returned (stopped, the
+cluster gone) is merged never, so nothing is counted twice or half.
 
 Each job runs in one of `width` lanes (0 .. width-1, a lane runs its jobs one after another, as an
 xdist worker does): what a job wrote can be filed by lane, so that a campaign on N lanes reads
@@ -19,15 +19,15 @@ only the job's exit status. Under `-q` that record is not made and the node is u
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
-import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from verify.jobs.pool import run_in_pool
 from verify.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
                              launch_module)
 
@@ -106,22 +106,20 @@ def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn]
         finally:
             lanes.put(lane)
 
-    unfinished: list[PytestJob] = []
+    merged: set[str] = set()
+
+    def returned(_index: int, job_return: JobReturn) -> None:
+        merge(job_return)
+        merged.add(job_return.job.log_path.name)
+
     backend_log.addHandler(placements)
     try:
-        with ThreadPoolExecutor(max_workers=max(1, width), thread_name_prefix="batch") as pool:
-            pending: dict[Future, PytestJob] = {pool.submit(run, job): job for job in jobs}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    job = pending.pop(future)
-                    if isinstance(future.exception(), RunStopped):
-                        unfinished.append(job)
-                    else:
-                        merge(future.result())  # any other exception: a bug, raised
+        run_in_pool([functools.partial(run, job) for job in jobs], width, on_finished=returned, name="batch")
+    except RunStopped:  # the jobs that returned are merged; the others are the caller's to name
+        pass
     finally:
         backend_log.removeHandler(placements)
-    return [job for job in jobs if job in unfinished]
+    return [job for job in jobs if job.log_path.name not in merged]
 
 
 def cluster_cpus() -> int:
