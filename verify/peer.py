@@ -42,6 +42,7 @@ the same path as here. The collection probe, one short process, runs here.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import os
@@ -51,11 +52,11 @@ import signal
 import sys
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.jobs.pool import run_in_pool
 from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
                              launch_module, stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
@@ -461,38 +462,42 @@ def run_modes(modes: list[str], parallel: bool, shards: int, suites: list[Path],
     was stopped: the caller checks verify.launcher.stop_signal())."""
     jobs = {mode: [(mode if shards == 1 else f"{mode}.shard{k}", part)
                    for k, part in enumerate(shard_suites(suites, shards))] for mode in modes}
-    width = max(len(j) for j in jobs.values()) * (len(modes) if parallel else 1)
-    started: dict[str, list[Future]] = {}
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="peer") as pool:
-        def start(mode: str) -> None:
-            started[mode] = [pool.submit(run_job, mode, name, part, settings) for name, part in jobs[mode]]
+    ends: dict[str, dict[int, JobEnd]] = {mode: {} for mode in modes}
 
-        def finish(mode: str) -> ModeRun | None:
-            wait(started[mode])  # a signal's handler runs meanwhile; it kills the processes waited for
-            if any(isinstance(f.exception(), RunStopped) for f in started[mode]):
-                return None
-            ends: list[JobEnd] = [f.result() for f in started[mode]]  # anything else is a bug: raised
-            seconds = max(e.ended for e in ends) - min(e.started for e in ends)
-            failures = [f"[{e.name}] {e.failure}" for e in ends if e.failure]
-            if failures:
-                print("\n".join(failures), flush=True)
-                return ModeRun.failed(mode, "; ".join(failures), seconds, -9)
-            returncode = max(e.returncode for e in ends)
-            try:
-                return read_mode(mode, settings.out, seconds, returncode)
-            except RuntimeError as exc:  # pytest ended without its report (a usage error, a crash)
-                print(f"[{mode}] exit {returncode}: {exc}", flush=True)
-                return ModeRun.failed(mode, str(exc), seconds, returncode)
+    def run_together(group: list[str]) -> None:
+        """The modes' processes at once, in the harness's one pool (verify.jobs.pool); a stop ends
+        it with the unfinished ones missing from `ends` (the signal's handler kills them)."""
+        tasks = [(mode, k, name, part) for mode in group for k, (name, part) in enumerate(jobs[mode])]
 
-        runs: list[ModeRun | None] = []
-        if parallel:
-            for mode in modes:
-                start(mode)
-        for mode in modes:
-            if not parallel:
-                start(mode)  # once stopped, its processes are refused: RunStopped, not finished
-            runs.append(finish(mode))
-    finished = [r for r in runs if r is not None]
+        def finished(index: int, end: JobEnd) -> None:
+            mode, k, _, _ = tasks[index]
+            ends[mode][k] = end
+
+        try:
+            run_in_pool([functools.partial(run_job, mode, name, part, settings) for mode, _, name, part in tasks],
+                        len(tasks), on_finished=finished, name="peer")  # anything but a stop is a bug: raised
+        except RunStopped:
+            pass
+
+    def finish(mode: str) -> ModeRun | None:
+        if len(ends[mode]) < len(jobs[mode]):
+            return None
+        done = list(ends[mode].values())
+        seconds = max(e.ended for e in done) - min(e.started for e in done)
+        failures = [f"[{e.name}] {e.failure}" for e in done if e.failure]
+        if failures:
+            print("\n".join(failures), flush=True)
+            return ModeRun.failed(mode, "; ".join(failures), seconds, -9)
+        returncode = max(e.returncode for e in done)
+        try:
+            return read_mode(mode, settings.out, seconds, returncode)
+        except RuntimeError as exc:  # pytest ended without its report (a usage error, a crash)
+            print(f"[{mode}] exit {returncode}: {exc}", flush=True)
+            return ModeRun.failed(mode, str(exc), seconds, returncode)
+
+    for group in ([modes] if parallel else [[mode] for mode in modes]):
+        run_together(group)  # once stopped, the next group starts nothing: not finished
+    finished = [run for run in map(finish, modes) if run is not None]
     return finished, [m for m in modes if m not in {r.mode for r in finished}]
 
 
