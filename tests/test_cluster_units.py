@@ -23,7 +23,7 @@ from verify.cluster.connect import resolve
 from verify.cluster.node import TEMPORARY_PREFIX
 from verify.cluster.plan import Campaign, Stragglers, project, simulate_once
 from verify.cluster.shipping import deliver, pack, unpack
-from verify.launcher import JobFiles
+from verify.jobs.launcher import JobFiles
 from verify.usage import UsageError
 
 ROOT = str(Path(__file__).resolve().parent.parent)
@@ -140,7 +140,7 @@ def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
         from pathlib import Path
         from verify.cluster.node import run_job
         from verify.cluster.shipping import pack
-        from verify.launcher import JobFiles, Worker
+        from verify.jobs.launcher import JobFiles, Worker
 
         folder = Path({str(folder)!r})
         marker = {marker[:8]!r} + {marker[8:]!r}  # whole only in the worker's command line

@@ -187,7 +187,7 @@ def test_a_pass_check_cut_short_by_a_stop_keeps_the_evidence_its_worker_wrote(tm
 
     from tests.passes import gate_passes
     from verify.gate.workers import Ending, PassJob, SearchSettings, gate_in_workers
-    from verify.launcher import reset_after_stop, stop_all, stop_signal
+    from verify.jobs.launcher import reset_after_stop, stop_all, stop_signal
 
     class StopAtFirstExample(logging.Handler):
         def emit(self, record):

@@ -118,7 +118,7 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
     """-j K: K self-test processes (started by the launcher) each gate every K-th mutant and write
     their results as they go; the parent reports each as it arrives and merges them in sample
     order. A shard that dies keeps what it wrote, and its missing mutants leave the run short."""
-    from verify import launcher
+    from verify.jobs import launcher
 
     started = []
 

@@ -1,5 +1,5 @@
 """`verify gate` runs each pass's check, and each stage search of a registry run, in a worker
-(verify.gate.workers, started by verify.launcher), -j N at a time: a worker that crashes, hangs
+(verify.gate.workers, started by verify.jobs.launcher), -j N at a time: a worker that crashes, hangs
 past --pass-timeout or is stopped by Ctrl-C costs that pass (or stage) an `error` verdict (or,
 when stopped, its place in an incomplete report), never the run; the verdicts do not depend on N.
 
@@ -187,7 +187,7 @@ def test_ctrl_c_kills_the_workers_and_writes_what_finished(tmp_path):
 def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     """With gate_registry's default runner the stage searches run in this process (the CLI's run
     each in a worker: see the tests below); once the run is stopped
-    (verify.launcher.stop_all, what SIGINT/SIGTERM call under stop_on_signals) no further graph
+    (verify.jobs.launcher.stop_all, what SIGINT/SIGTERM call under stop_on_signals) no further graph
     is lowered, the top-up and later stages are skipped, and the evidence gathered is returned
     -- in an `error` verdict: the check did not finish. The direct pass, never checked, is an
     error too. The stop is triggered by the search's own progress record of its first graph."""
@@ -196,7 +196,7 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
-    from verify.launcher import reset_after_stop, stop_all, stop_signal
+    from verify.jobs.launcher import reset_after_stop, stop_all, stop_signal
 
     sign = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
     direct = "executorch.backends.arm._passes.decompose_gru_pass.DecomposeGruPass"  # no pipeline runs it
@@ -388,13 +388,13 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
 
 def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path, caplog):
     """-j 1: edge-fp's search finishes, then quantized's starts; its first graph's progress record
-    (relayed from its worker) stops the run (verify.launcher.stop_all, what SIGINT/SIGTERM call
+    (relayed from its worker) stops the run (verify.jobs.launcher.stop_all, what SIGINT/SIGTERM call
     under stop_on_signals): the quantized worker's group is killed. The verdicts returned hold
     edge-fp's evidence and the graph the quantized worker had checkpointed before it was killed
     (its `partial.json`), and are errors: the quantized search did not finish."""
     import logging
 
-    from verify.launcher import reset_after_stop, stop_all, stop_signal
+    from verify.jobs.launcher import reset_after_stop, stop_all, stop_signal
 
     class StopAtQuantizedGraph(logging.Handler):
         def emit(self, record):

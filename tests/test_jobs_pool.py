@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from verify import launcher
+from verify.jobs import launcher
 from verify.jobs.pool import NotStarted, run_in_pool
 
 

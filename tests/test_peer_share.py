@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from verify import launcher, peer
+from verify import peer
+from verify.jobs import launcher
 
 GOOD = "def test_{name}_a():\n    pass\n\n\ndef test_{name}_b():\n    pass\n"
 

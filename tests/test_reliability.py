@@ -352,7 +352,7 @@ def test_a_timed_out_model_leaves_no_process_behind(tmp_path):
 
 def test_launcher_kills_the_group_a_worker_leaves_behind(tmp_path):
     """A worker that exits normally but left a child running: the child goes too."""
-    from verify.launcher import launch
+    from verify.jobs.launcher import launch
 
     script = tmp_path / "leaves_child.py"
     script.write_text("import subprocess, sys\n"

@@ -338,7 +338,7 @@ def test_a_full_disk_mid_run_stops_it_resumably_and_writes_the_other_reports(tmp
 def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_path, monkeypatch):
     """The harness's own writes in a case (the job file, the worker's log) refused: the run stops;
     the case is not recorded as an error that --resume would skip."""
-    from verify import launcher
+    from verify.jobs import launcher
     from verify.run import runner
     from verify.cases import Case
     from verify.output_paths import CannotWrite

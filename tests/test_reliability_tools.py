@@ -63,7 +63,7 @@ GROWS = ("import subprocess, sys, time\n"
 
 
 def test_a_worker_group_over_the_memory_limit_is_killed_and_the_limit_named(tmp_path):
-    from verify.launcher import MIB, WorkerMemoryExceeded, launch_command
+    from verify.jobs.launcher import MIB, WorkerMemoryExceeded, launch_command
 
     log = tmp_path / "log"
     started = time.monotonic()
@@ -78,7 +78,7 @@ def test_a_worker_group_over_the_memory_limit_is_killed_and_the_limit_named(tmp_
 
 
 def test_the_memory_limit_is_on_by_default_and_spares_a_small_worker(tmp_path):
-    from verify.launcher import DEFAULT_MEMORY_LIMIT, GIB, launch, launch_command
+    from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, GIB, launch, launch_command
 
     assert 8 * GIB <= DEFAULT_MEMORY_LIMIT <= 64 * GIB
     assert launch.__kwdefaults__["memory_limit"] == DEFAULT_MEMORY_LIMIT
@@ -95,7 +95,7 @@ def test_launch_command_runs_any_command_and_its_group_dies_with_the_launcher(tm
     script.write_text(
         "import sys, threading\n"
         "from pathlib import Path\n"
-        "from verify.launcher import launch_command\n"
+        "from verify.jobs.launcher import launch_command\n"
         "threading.Thread(target=launch_command, daemon=True, kwargs=dict(command=[sys.executable, '-c', "
         "'import os, subprocess, sys, time; c = subprocess.Popen([sys.executable, \"-c\", \"import time; time.sleep(600)\"]); "
         "print(os.getpid(), c.pid, flush=True); time.sleep(600)'], log_path=Path(sys.argv[1]), timeout=None)).start()\n"
@@ -117,7 +117,7 @@ def test_launch_command_runs_any_command_and_its_group_dies_with_the_launcher(tm
 
 class StoppedDuringPair:
     """A scripted bench lowering (the `lowering` seam of run_bench): pairs before `stop_at` lower
-    (synthetic runs), then the signal arrives while a lowering runs, as verify.launcher sees it:
+    (synthetic runs), then the signal arrives while a lowering runs, as verify.jobs.launcher sees it:
     the handler stops the run and the launch in flight raises RunStopped."""
 
     def __init__(self, stop_at: int, signum: int = signal.SIGINT):
@@ -125,7 +125,7 @@ class StoppedDuringPair:
 
     def __call__(self, options, case, mode, features, tag):
         from tests.test_bench_results import worker_run
-        from verify.launcher import RunStopped
+        from verify.jobs.launcher import RunStopped
 
         self.calls += 1
         if int(tag.split("-")[0].removeprefix("pair")) == self.stop_at:
@@ -136,7 +136,7 @@ class StoppedDuringPair:
 
 @pytest.fixture
 def fresh_launcher():
-    from verify import launcher
+    from verify.jobs import launcher
 
     launcher.reset_after_stop()
     yield launcher
@@ -183,7 +183,7 @@ def test_bench_interrupted_in_pair_2_writes_json_and_table_of_pair_1(tmp_path, m
 
 
 def test_bench_memory_limit_reaches_every_lowering_and_a_breach_fails_the_case(tmp_path, monkeypatch, capsys):
-    from verify import launcher
+    from verify.jobs import launcher
     from verify.bench import run as bench_run
     from verify.bench.run import BenchCase, BenchError, BenchOptions, lower_in_fresh_process
     from verify.bench.models import BenchModel
@@ -292,7 +292,8 @@ def test_peer_interrupted_summarizes_the_finished_modes_and_exits_130(tmp_path):
 def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(tmp_path, monkeypatch, capsys):
     """Issue 32 #9: two peers in the same second shared one folder; #10: with PYTHONHASHSEED=random
     in the environment, each mode ran under a random seed of its own."""
-    from verify import launcher, peer
+    from verify import peer
+    from verify.jobs import launcher
 
     launcher.reset_after_stop()
     suite = peer_suite(tmp_path)
@@ -479,7 +480,7 @@ def test_a_fuzz_reproducer_needs_no_trust(tmp_path):
 
 def test_a_gate_worker_over_the_memory_limit_is_an_error_naming_it(tmp_path, monkeypatch):
     """The limit is on every launch; the gate must turn a breach into a verdict, not a traceback."""
-    from verify import launcher
+    from verify.jobs import launcher
     from verify.gate import workers
     from verify.jobs import JobKind
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verify.commands import arguments
-from verify.launcher import add_memory_limit_option, memory_limit_of
+from verify.jobs.launcher import add_memory_limit_option, memory_limit_of
 from verify.lowering.mode import Mode
 from verify.output_paths import new_run_dir
 from verify.usage import UsageError
@@ -325,7 +325,7 @@ def cmd_run(args) -> int:
 
 def _run(args, cases: list, done: set, options, out: Path) -> int:
     from verify.run.journal import Journal
-    from verify.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal
     from verify.output_paths import CannotWrite
     from verify.report.table import progress, table
     from verify.run.runner import run_cases

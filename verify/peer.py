@@ -25,14 +25,14 @@ since a single collection error stops each mode's whole pytest session.
 Every mode runs under one pinned hash seed (`--hash-seed`, default 0, whatever PYTHONHASHSEED
 the caller's environment holds): under different seeds set iteration orders differ between the
 modes, and an outcome or a lowering could differ for that alone. Each pytest process is a
-worker of verify.launcher (its own process group, its xdist workers in it, killed when peer
+worker of verify.jobs.launcher (its own process group, its xdist workers in it, killed when peer
 is stopped, killed outright, or holds more memory than `--memory-limit`). Each run has a folder
 of its own (`<out>/<time>-<pid>-<random>`, as `verify run`'s). On SIGINT/SIGTERM the modes
 that finished are summarized and peer exits 130/143.
 
 With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) each mode's pytest process
 (each of its `--shards N`: they spread a mode over N jobs) is a job of one CPU on a Ray cluster
-(a module job of verify.jobs, verify.launcher.launch_module): its arguments, reports and comparison exactly as here. A job's
+(a module job of verify.jobs, verify.jobs.launcher.launch_module): its arguments, reports and comparison exactly as here. A job's
 folder is the run's folder (every file a mode's pytest process writes is in it: its report, JUnit
 XML, log, reproducers; its ini is sent along) and what it wrote comes back there. The test files
 are not sent: they are part of the executorch installation (or the checkout) each node has, at
@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.jobs.pool import run_in_pool
-from verify.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
+from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
                              launch_module, stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
@@ -180,7 +180,7 @@ class PeerSettings:
 
     @property
     def files(self) -> JobFiles:
-        """What a mode's pytest process shares with peer, wherever it runs (verify.launcher): it
+        """What a mode's pytest process shares with peer, wherever it runs (verify.jobs.launcher): it
         writes in the run's folder only, and reads the ini there."""
         return JobFiles(self.out, (self.ini,))
 
@@ -397,7 +397,7 @@ class JobEnd:
 
 
 def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) -> JobEnd:
-    """One pytest process, as a verify.launcher worker (raises RunStopped when peer is stopped)."""
+    """One pytest process, as a verify.jobs.launcher worker (raises RunStopped when peer is stopped)."""
     (settings.out / f"{name}.json").unlink(missing_ok=True)
     arguments = pytest_arguments(mode, name, suites, settings)
     log_path = settings.out / f"{name}.log"
@@ -459,7 +459,7 @@ def run_modes(modes: list[str], parallel: bool, shards: int, suites: list[Path],
               settings: PeerSettings) -> tuple[list[ModeRun], list[str]]:
     """Each mode as `shards` pytest processes (at once); the modes one after the other or
     (parallel) all at once. Returns the finished modes' runs and the modes not finished (peer
-    was stopped: the caller checks verify.launcher.stop_signal())."""
+    was stopped: the caller checks verify.jobs.launcher.stop_signal())."""
     jobs = {mode: [(mode if shards == 1 else f"{mode}.shard{k}", part)
                    for k, part in enumerate(shard_suites(suites, shards))] for mode in modes}
     ends: dict[str, dict[int, JobEnd]] = {mode: {} for mode in modes}

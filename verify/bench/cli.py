@@ -18,7 +18,7 @@ import signal
 import sys
 from pathlib import Path
 
-from verify.launcher import add_memory_limit_option, memory_limit_of
+from verify.jobs.launcher import add_memory_limit_option, memory_limit_of
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def cmd_bench(args) -> int:
     from verify.bench.run import BenchError, BenchOptions, run_bench
     from verify.report.bench.table import format_table
     from verify.commands import arguments
-    from verify.launcher import RunStopped, stop_on_signals, stop_signal
+    from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder
     from verify.report.document import write_document

@@ -19,7 +19,7 @@ from typing import Callable
 from fastpass import FEATURES as ALL_FEATURES
 from verify.bench.models import BenchModel, resolve
 from verify.report.bench.results import AblationRow, BenchResult, CaseResult, Pair, WorkerRun, identity_problems
-from verify.launcher import DEFAULT_MEMORY_LIMIT, RunStopped, stop_signal
+from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, RunStopped, stop_signal
 from verify.lowering.mode import Mode
 from verify.report.names import safe_name
 
@@ -58,10 +58,10 @@ Lowering = Callable[[BenchOptions, BenchCase, Mode, tuple[str, ...], str], Worke
 def lower_in_fresh_process(options: BenchOptions, case: BenchCase, mode: Mode, features: tuple[str, ...],
                            tag: str) -> WorkerRun:
     """One lowering in a fresh process: a bench-lowering job (verify.jobs, its handler
-    verify.bench.worker.run_job), started by verify.launcher like every harness worker (own
+    verify.bench.worker.run_job), started by verify.jobs.launcher like every harness worker (own
     process group: nothing it starts outlives a timeout, a stop or the bench itself)."""
     from verify.jobs import Job, JobKind, execute
-    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout
+    from verify.jobs.launcher import WorkerMemoryExceeded, WorkerTimeout
 
     settings = {"model": case.model.worker_reference, "target": case.target, "mode": mode.value,
                 "features": list(features)}
@@ -88,7 +88,7 @@ def ablation_configs() -> list[tuple[str, tuple[str, ...]]]:
 def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s: None,
               lowering: Lowering = lower_in_fresh_process) -> BenchResult:
     """Every pair of every case, then the ablation. Stopped (SIGINT/SIGTERM under
-    verify.launcher.stop_on_signals: the lowering in flight is killed and raises RunStopped),
+    verify.jobs.launcher.stop_on_signals: the lowering in flight is killed and raises RunStopped),
     it returns the pairs finished so far, `stopped_by` the signal: the caller reports them."""
     options.work_dir.mkdir(parents=True, exist_ok=True)
     load_at_start = os.getloadavg()[0]

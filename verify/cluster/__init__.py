@@ -1,7 +1,7 @@
 """Campaigns past one machine: a command's workers run as Ray tasks on a cluster (issue 34).
 
 The local pool stays the default and is untouched: a cluster is a backend under the one launcher
-(verify.launcher.using_backend), so `verify run` and `verify gate` decide, journal and report
+(verify.jobs.launcher.using_backend), so `verify run` and `verify gate` decide, journal and report
 exactly as before and only the running of each worker moves to a node.
 
 - `connect`: which cluster (`--cluster ADDRESS|auto`, `RAY_ADDRESS`), checked before any work;

@@ -3,7 +3,7 @@
 The harness (the driver) keeps every decision it makes locally — which jobs, in which order, how
 many at a time, what a result means — and only the running of a worker moves: the task runs the
 same `Worker` through the launcher on its node (verify.cluster.node), and `run` returns or raises
-exactly what `verify.launcher.run_here` would, with the worker's files written here as a local
+exactly what `verify.jobs.launcher.run_here` would, with the worker's files written here as a local
 worker would have left them (verify.cluster.shipping). So verdicts, journals, reports and
 `--resume` cannot tell where a job ran.
 
@@ -42,7 +42,7 @@ from typing import Callable
 
 from verify.cluster.node import NodeResult, StopBoard, WorkerOutcome, run_job
 from verify.cluster.shipping import deliver, pack
-from verify.launcher import (
+from verify.jobs.launcher import (
     PARENT_PID_VARIABLE, JobFiles, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
 )
 
@@ -66,7 +66,7 @@ class ClusterLost(RunStopped):
 
 
 class RayBackend:
-    """verify.launcher.Backend on the Ray cluster this process is connected to (ray.init done);
+    """verify.jobs.launcher.Backend on the Ray cluster this process is connected to (ray.init done);
     `answers()` tells whether the cluster still does (a cheap check at its address)."""
 
     def __init__(self, answers: Callable[[], bool] = lambda: True) -> None:

@@ -97,7 +97,7 @@ def connected(cluster: ClusterAddress) -> Iterator[int]:
     import ray
 
     from verify.cluster.backend import RayBackend
-    from verify.launcher import using_backend
+    from verify.jobs.launcher import using_backend
 
     previous = os.environ.get(ADDRESS_VARIABLE)
     os.environ[ADDRESS_VARIABLE] = cluster.address  # ray.init prefers the variable to its argument

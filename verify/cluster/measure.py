@@ -3,7 +3,7 @@
 
 Measured (on a two-node loopback cluster of its own, verify.cluster.loopback, stopped at the
 end; the harness itself never starts one):
-- `local`: a trivial worker (`true` under the launcher) started by verify.launcher here;
+- `local`: a trivial worker (`true` under the launcher) started by verify.jobs.launcher here;
 - `cluster`: the same worker through the Ray backend (task submission, a small job file
   shipped, the worker's log returned, the result): `overhead` = cluster - local, per job;
 - `startup`: a fresh worker process importing torch and executorch's Arm backend, which every
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from verify.cluster.plan import Campaign, Stragglers, lognormal_jobs, project, table
-from verify.launcher import JobFiles, launch_command
+from verify.jobs.launcher import JobFiles, launch_command
 
 IMPORTS = "import torch, executorch.exir, executorch.backends.arm.tosa.partitioner"
 

@@ -1,7 +1,7 @@
 """What a cluster node does with one job: unpack its files, run its worker through the launcher,
 send back what the worker wrote.
 
-The worker runs exactly as it would on the harness's machine (verify.launcher.run_here): its own
+The worker runs exactly as it would on the harness's machine (verify.jobs.launcher.run_here): its own
 process group, the pinned hash seed in its environment, the same timeout and memory limit, the
 group killed when it ends, and killed with its parent, the Ray worker process running this task
 (die_with_parent), so a job whose node is lost or whose task is cancelled leaves nothing running.
@@ -39,7 +39,7 @@ from enum import Enum
 from pathlib import Path
 
 from verify.cluster.shipping import Parcel, unpack
-from verify.launcher import Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, run_here
+from verify.jobs.launcher import Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, run_here
 
 TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells a node's jobs apart
 # Waits for end-of-file on stdin (every writer gone: the task's process ended or closed it), then
@@ -52,7 +52,7 @@ STOP_POLL_SECONDS = 0.5  # how often a running job looks at the board: a stop wa
 
 
 class WorkerOutcome(str, Enum):
-    """How the worker process ended on the node (what verify.launcher tells by return or raise)."""
+    """How the worker process ended on the node (what verify.jobs.launcher tells by return or raise)."""
 
     EXITED = "exited"
     TIMED_OUT = "timed out"

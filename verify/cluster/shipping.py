@@ -2,7 +2,7 @@
 
 Why not a shared file system: the machines of a CI farm share none, and a test cluster whose
 nodes share one would hide every file a job forgot to declare. So a job's files travel with it
-(verify.launcher.JobFiles says which):
+(verify.jobs.launcher.JobFiles says which):
 
 - out: the inputs, read here (`pack`) into a `Parcel`; on the node (`unpack`) the job's folder
   becomes a fresh folder of the node's own, and each input outside it (a user's model or pass
@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.launcher import JobFiles
+from verify.jobs.launcher import JobFiles
 from verify.report.atomic import write_bytes
 
 TEXT_SUFFIXES = (".json", ".jsonl", ".log", ".txt", ".py", ".xml")

@@ -5,7 +5,7 @@ pass coverage printed at the end (`tox -e fuzz` runs it).
 Behind it is the pytest-xdist run of tests/test_fuzz.py (Hypothesis's shrinking and example
 database, xdist's workers): the options become one `verify.fuzz.campaign.FuzzCampaign`, checked
 here (a bad value is one line, exit 2, before any work), saved to `campaign.json` in the coverage
-folder and handed to pytest as `--fuzz-campaign FILE`. pytest runs under verify.launcher like every
+folder and handed to pytest as `--fuzz-campaign FILE`. pytest runs under verify.jobs.launcher like every
 worker (its own process group, killed with us); its output is followed on the terminal and kept
 in `pytest.log` beside the campaign file. The exit status is pytest's: 0 no divergence and no
 generator gap, 1 a divergence (its minimal reproducer named) or a gap, 2 bad usage.
@@ -84,7 +84,7 @@ def campaign_from(args):
 def cmd_fuzz(args) -> int:
     """The campaign; on a cluster when one is asked for (verify.cli has connected to it by now)."""
     from verify.cluster.connect import resolve
-    from verify.launcher import launch_command
+    from verify.jobs.launcher import launch_command
     from verify.output_paths import check_output_folder
 
     campaign = campaign_from(args)
@@ -122,7 +122,7 @@ def _on_cluster(campaign, workers: str) -> int:
     from verify.cluster.batch import cluster_cpus
     from verify.fuzz.cells import run_on_cluster
     from verify.fuzz.coverage import campaign_failed, summarize_coverage
-    from verify.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal
 
     width = cluster_cpus() if workers == "auto" else int(workers)
     cells = len(campaign.cells())

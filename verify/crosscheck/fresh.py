@@ -6,7 +6,7 @@ alone. Such a divergence is a bug all the same (in fastpass or in the harness), 
 one from a divergence the call makes wherever it runs, and a reader of the report must tell them
 apart at once rather than by replaying by hand. So before a divergence is reported, its saved
 reproducer is replayed in a fresh process under the same hash seed (a crosscheck-replay job of
-verify.jobs, its handler `run_job`, started by verify.launcher like every worker), and the
+verify.jobs, its handler `run_job`, started by verify.jobs.launcher like every worker), and the
 record says what that process found: `reproduced` (divergent there too), not reproduced
 (identical there: the divergence depends on this process's history), or why it could not run.
 
@@ -62,7 +62,7 @@ def recheck_in_fresh_process(reproducer_path: Path, hash_seed: str | None,
     """Replay the reproducer at `reproducer_path` in a fresh worker process under `hash_seed`
     (this process's seed when None). Never raises: a recheck that cannot run says so."""
     from verify.jobs import Job, JobKind, execute
-    from verify.launcher import WorkerMemoryExceeded, WorkerTimeout
+    from verify.jobs.launcher import WorkerMemoryExceeded, WorkerTimeout
 
     folder = Path(tempfile.mkdtemp(prefix="fresh-recheck-", dir=reproducer_path.parent))
     seed = hash_seed if hash_seed is not None else os.environ.get("PYTHONHASHSEED", "0")

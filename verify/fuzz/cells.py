@@ -35,7 +35,7 @@ from pathlib import Path
 from verify.cluster.batch import JobReturn, PytestJob, run_batch
 from verify.fuzz.campaign import FuzzCampaign, cell_id
 from verify.fuzz.coverage import coverage_files
-from verify.launcher import JobFiles
+from verify.jobs.launcher import JobFiles
 from verify.report.atomic import write_bytes, write_text
 
 CELLS_FOLDER = "cells"

@@ -281,7 +281,7 @@ def _in_workers(jobs, settings, args, deadline: float | None, what: str):
     from verify.gate import passes as gp
     from verify.gate import run
     from verify.gate.workers import Ending, gate_in_workers
-    from verify.launcher import stop_signal
+    from verify.jobs.launcher import stop_signal
 
     if jobs:
         _log.info("gate: %d %spass check(s), %d worker(s) at a time", len(jobs), what, args.jobs)
@@ -329,7 +329,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 def cmd_gate(args) -> int:
     from verify.gate.workers import DEFAULT_PASS_TIMEOUT, DEFAULT_STAGE_TIMEOUT, default_parallel
-    from verify.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal
 
     if args.examples is None:
         args.examples = DEFAULT_PASS_EXAMPLES if args.passes else DEFAULT_REGISTRY_EXAMPLES
@@ -358,7 +358,7 @@ def cmd_gate(args) -> int:
     check_output_folder(out, "--out")  # UsageError; else the folder exists now
     started = time.perf_counter()
     deadline = None if args.max_seconds is None else time.monotonic() + args.max_seconds
-    # SIGINT/SIGTERM stop the run in order (verify.launcher): every worker's group is killed, no
+    # SIGINT/SIGTERM stop the run in order (verify.jobs.launcher): every worker's group is killed, no
     # new one starts, the stage searches draw no more graphs; the handlers stay while the reports
     # of what finished are written (a second Ctrl-C must not cut that short).
     with stop_on_signals():

@@ -356,8 +356,8 @@ Checkpoint = Callable[[dict[str, PassVerdict]], None]
 
 
 def _stopped() -> bool:
-    """Has the run been stopped (SIGINT/SIGTERM, see verify.launcher.stop_on_signals)?"""
-    from verify.launcher import stop_signal
+    """Has the run been stopped (SIGINT/SIGTERM, see verify.jobs.launcher.stop_on_signals)?"""
+    from verify.jobs.launcher import stop_signal
 
     return stop_signal() is not None
 
@@ -712,7 +712,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     deadline are not lowered, so a pass may end `unexercised`.
 
     An incomplete check is never green (PassVerdict.not_finished: `error`): when the run is
-    stopped (verify.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals) no graph is lowered
+    stopped (verify.jobs.launcher.stop_all: SIGINT/SIGTERM under stop_on_signals) no graph is lowered
     any more, and every pass whose check had not finished -- a stage search cut short or never
     started, a direct check not run -- is an error saying so ("not run: stopped by SIGTERM ...");
     so is each pass a stage search or direct check never reached by --max-seconds ("not
@@ -819,7 +819,7 @@ def _missing() -> Unfinished:
 
 def _unfinished_reason(why: Unfinished, what: str) -> str:
     """The reason of a pass whose check did not finish (`what`: which part of it)."""
-    from verify.launcher import stop_signal
+    from verify.jobs.launcher import stop_signal
 
     if why is Unfinished.STOPPED:
         import signal

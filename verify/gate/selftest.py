@@ -401,7 +401,7 @@ def _write(path: Path, report: SelfTestReport, complete: bool) -> None:
 
 
 def _stopped() -> bool:
-    from verify.launcher import stop_signal
+    from verify.jobs.launcher import stop_signal
 
     return stop_signal() is not None
 
@@ -419,7 +419,7 @@ def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], No
     import sys
     import threading
 
-    from verify import launcher
+    from verify.jobs import launcher
 
     out.mkdir(parents=True, exist_ok=True)
     shards = args.jobs

@@ -5,7 +5,7 @@ the harness's one pool (verify.jobs.pool).
 Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
 own process a crash (a segfault in a lowering, the OOM killer) or a hang ended the whole run
 with nothing written, and the stages ran one after another on one core. Each check now runs as
-a verify.jobs job (its handler in `verify.gate.worker`), started by verify.launcher (the one
+a verify.jobs job (its handler in `verify.gate.worker`), started by verify.jobs.launcher (the one
 launcher of the harness: own process group, pinned hash seed, log file, timeout, killed on
 stop), and:
 
@@ -16,7 +16,7 @@ stop), and:
 - jobs start in the order given and results come back in that order, whatever N: the table
   and the JSON do not depend on -j;
 - a job not started when the run's deadline (`--max-seconds`) has passed is `NOT_STARTED`;
-  when the run is stopped (SIGINT/SIGTERM: verify.launcher.stop_all kills every worker's
+  when the run is stopped (SIGINT/SIGTERM: verify.jobs.launcher.stop_all kills every worker's
   group) the unfinished ones are `STOPPED` and the finished verdicts are kept. The callers
   turn every pass of an unfinished job into an `error` (verdict.PassVerdict.not_finished);
 - a worker writes its verdicts so far after every graph (`<job>.partial.json`, atomically: a
@@ -41,7 +41,7 @@ from verify.gate.verdict import PassVerdict, Unfinished
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.pool import NotStarted, run_in_pool
-from verify.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
+from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 from verify.report.verdict import GateVerdict
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI

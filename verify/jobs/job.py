@@ -17,7 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping
 
-from verify.launcher import DEFAULT_MEMORY_LIMIT, JobFiles
+from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, JobFiles
 
 WORKER_MODULE = "verify.jobs.worker"
 JOB_SUFFIX = ".job.json"
@@ -96,11 +96,11 @@ class JobResult:
 
 
 def execute(job: Job, cancel=None) -> JobResult:
-    """Run `job` in a worker (`python -m verify.jobs.worker`) started by verify.launcher, and
+    """Run `job` in a worker (`python -m verify.jobs.worker`) started by verify.jobs.launcher, and
     return how it ended. Raises what the launcher raises: WorkerTimeout, WorkerMemoryExceeded,
     WorkerCancelled (when `cancel`, a threading.Event, is set while it runs), RunStopped; and
     CannotWrite when its job file cannot be written."""
-    from verify import launcher  # looked up at call time: tests stand in for the launcher
+    from verify.jobs import launcher  # looked up at call time: tests stand in for the launcher
     from verify.report.atomic import write_text
 
     env = {} if job.hash_seed is None else {"PYTHONHASHSEED": str(job.hash_seed)}

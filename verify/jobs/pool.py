@@ -8,7 +8,7 @@ deadline does to work not yet begun. Here it is decided once:
 - a task is a callable that runs one or more jobs (verify.jobs.execute) and returns its result;
   tasks start in the order given, at most `width` at once, and the results come back in that
   order whatever the width (a table or a JSON never depends on -j);
-- a task not started when the run is stopped (verify.launcher.stop_signal: SIGINT/SIGTERM) or
+- a task not started when the run is stopped (verify.jobs.launcher.stop_signal: SIGINT/SIGTERM) or
   when `deadline` has passed is not started: its place holds `NotStarted`, saying which;
 - `on_finished(index, result)` is called as each task finishes, one call at a time (a journal,
   a progress line: no lock of their own needed);
@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
 from typing import Callable, Sequence, TypeVar
 
-from verify.launcher import stop_signal
+from verify.jobs.launcher import stop_signal
 
 T = TypeVar("T")
 

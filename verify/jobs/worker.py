@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.jobs.job import JobKind, result_path_of
-from verify.launcher import die_with_parent
+from verify.jobs.launcher import die_with_parent
 
 # Each kind's handler: `module:function`, called with the job's settings, returning its JSON
 # result (or None: the handler's outputs are files of its own, e.g. run's pickled lowerings).

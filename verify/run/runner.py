@@ -10,7 +10,7 @@ Per case:
 3. if stock and fastpass differ, a third worker lowers the saved program stock again at the pinned
    seed: if that differs from the first stock lowering too, the case is `nondeterministic`
    (the harness cannot tell), otherwise `divergent`.
-Workers are run-lowerings jobs (verify.jobs, verify.run.worker), started by verify.launcher (own
+Workers are run-lowerings jobs (verify.jobs, verify.run.worker), started by verify.jobs.launcher (own
 process group, killed on timeout, stop or death).
 """
 
@@ -31,7 +31,7 @@ from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.pool import run_in_pool
-from verify.launcher import (
+from verify.jobs.launcher import (
     DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout,
 )
 from verify.lowering.lower import LoweringResult
@@ -54,7 +54,7 @@ class RunOptions:
     keep_all: bool = False
     second_mode: Mode = Mode.FASTPASS  # STOCK makes the pinned comparison a stock-vs-stock null run
     calibration: str = "histogram"  # see verify.lowering.quantize.CALIBRATIONS
-    memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a worker group's RSS (verify.launcher); None: none
+    memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a worker group's RSS (verify.jobs.launcher); None: none
 
 
 def _seconds_of(stock: LoweringResult, second: LoweringResult) -> dict[str, float]:
@@ -231,7 +231,7 @@ def run_cases(cases: list[Case], options: RunOptions,
               on_report: Callable[[CaseReport], None] = lambda r: None, parallel: int = 1) -> list[CaseReport]:
     """Run every case, `parallel` at once (verify.jobs.pool: each case's workers are its own);
     a broken case is recorded and the run goes on. `on_report` gets each finished case as it
-    finishes (the journal), one at a time. When the run is stopped (verify.launcher's stop_all,
+    finishes (the journal), one at a time. When the run is stopped (verify.jobs.launcher's stop_all,
     on SIGINT/SIGTERM) the cases in flight are dropped and the finished ones returned, in the
     order of `cases`.
 
@@ -268,5 +268,5 @@ def run_cases(cases: list[Case], options: RunOptions,
     try:
         run_in_pool([functools.partial(one, case) for case in cases], parallel, on_finished=finished, name="case")
     except RunStopped:
-        pass  # the finished cases are kept; the caller reads the stop from verify.launcher.stop_signal
+        pass  # the finished cases are kept; the caller reads the stop from verify.jobs.launcher.stop_signal
     return [reports[i] for i in sorted(reports)]

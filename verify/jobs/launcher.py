@@ -56,7 +56,7 @@ GIB = 1 << 30
 DEFAULT_MEMORY_LIMIT = 16 * GIB  # generous: a big model's lowering stays far below it
 _MEMORY_POLL_SECONDS = 0.5  # a group grows ~0.13 GB/s at worst seen: overshoot stays small
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-_ROOT = str(Path(__file__).resolve().parent.parent)
+_ROOT = str(Path(__file__).resolve().parents[2])  # the repository: workers import verify from it
 _PR_SET_PDEATHSIG = 1
 
 _lock = threading.RLock()  # re-entrant: the stop handler runs on the main thread, which may hold it
@@ -250,7 +250,7 @@ def _run(argv: list[str], *, log_path: Path, env: dict[str, str] | None, timeout
         raise WorkerTimeout(timeout)
     if isinstance(ended, WorkerMemoryExceeded):
         with open(log_path, "a") as log_file:  # the log is where a reader looks for why it ended
-            print(f"verify.launcher: {ended}", file=log_file)
+            print(f"verify.jobs.launcher: {ended}", file=log_file)
         raise ended
     return proc.returncode
 
