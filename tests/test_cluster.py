@@ -77,6 +77,18 @@ def node_folders(node: str) -> list[Path]:
     return list(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}{node[:12]}-*"))
 
 
+def remove_the_second_node_once_busy(cluster: LoopbackCluster, proc: subprocess.Popen, seconds: float) -> str:
+    """Kill the cluster's second node as soon as a job of `proc`'s runs there (its folder in the
+    temporary directory); its id. The caller adds a node back for the next test."""
+    second = cluster.nodes[1]
+    deadline = time.monotonic() + seconds
+    while not node_folders(second) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert node_folders(second), "no job ever ran on the second node"
+    cluster.remove(1)
+    return second
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -112,12 +124,7 @@ def test_run_on_the_cluster_gives_the_local_verdicts_even_when_a_node_dies_mid_r
             "--reference-sets", "0"]
     local = verify(*args, "--out", str(tmp_path / "local"))
     remote = verify(*args, "--out", str(tmp_path / "cluster"), "--cluster", cluster.address, "-v")
-    second = cluster.nodes[1]
-    deadline = time.monotonic() + 240
-    while not node_folders(second) and remote.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert node_folders(second), "no job ever ran on the second node"
-    cluster.remove(1)
+    second = remove_the_second_node_once_busy(cluster, remote, 240)
     try:
         code, _, err = finish(remote)
         local_code, _, local_err = finish(local)
