@@ -328,3 +328,13 @@ def test_the_defaults_are_sleepnet_on_ethos_u55(tmp_path, monkeypatch):
     with pytest.raises(Stop) as stopped:
         main(["bench", "--work-dir", str(tmp_path)])
     assert stopped.value.args[0] == (("sleepnet",), ("ethos-u55",), 3)
+
+
+def test_bench_options_make_no_folder_until_a_bench_runs(tmp_path, monkeypatch):
+    """Building options (every `verify bench` did, and tests do) left an empty fastpass-bench-*
+    folder in the temporary directory each time; the folder is made when a bench starts."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    BenchOptions(models=("a",), targets=("tosa-int",), pairs=1)
+    assert list(tmp_path.iterdir()) == []

@@ -65,7 +65,7 @@ def _listed(csv: str | None, extra: list[str], default: str, option: str) -> tup
 def cmd_bench(args) -> int:
     from verify.bench.models import usage_problem
     from verify.report.bench.plot import write_plots
-    from verify.bench.run import BenchError, BenchOptions, run_bench
+    from verify.bench.run import BenchError, BenchOptions, new_work_dir, run_bench
     from verify.report.bench.table import format_table
     from verify.commands import arguments
     from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal
@@ -96,8 +96,7 @@ def cmd_bench(args) -> int:
     options = BenchOptions(models=models, targets=targets, pairs=args.pairs, features=features,
                            hash_seed=args.hash_seed, ablation=args.ablation, timeout=args.timeout,
                            memory_limit=memory_limit)
-    if args.work_dir:
-        options.work_dir = args.work_dir
+    options.work_dir = args.work_dir or new_work_dir()  # named in the log line below
     log.info("verify bench: %s on %s, %d pair(s) per case, %d lowerings, logs in %s", ", ".join(models),
              ", ".join(targets), args.pairs, len(models) * len(targets) * args.pairs * 2, options.work_dir)
     # The handlers stay in place while the reports are written: a second Ctrl-C must not cut that short.

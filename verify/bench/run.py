@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -34,7 +34,14 @@ class BenchOptions:
     ablation: bool = False
     timeout: float = 1800.0
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a lowering process group's RSS; None: none
-    work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="fastpass-bench-")))
+    # Where the lowerings' logs and results go; None: a fresh temporary folder, made when the bench
+    # starts (`run_bench`), not whenever options are built (that left an empty folder each time).
+    work_dir: Path | None = None
+
+
+def new_work_dir() -> Path:
+    """A bench's own temporary folder: kept after the bench (its logs are what a failure names)."""
+    return Path(tempfile.mkdtemp(prefix="fastpass-bench-"))
 
 
 class BenchError(RuntimeError):
@@ -90,6 +97,8 @@ def run_bench(options: BenchOptions, progress: Callable[[str], None] = lambda s:
     """Every pair of every case, then the ablation. Stopped (SIGINT/SIGTERM under
     verify.jobs.launcher.stop_on_signals: the lowering in flight is killed and raises RunStopped),
     it returns the pairs finished so far, `stopped_by` the signal: the caller reports them."""
+    if options.work_dir is None:
+        options.work_dir = new_work_dir()
     options.work_dir.mkdir(parents=True, exist_ok=True)
     load_at_start = os.getloadavg()[0]
     cases = [BenchCase(resolve(model, options.work_dir / "models"), target)
