@@ -304,3 +304,32 @@ def test_an_int16_comparison_the_vocabulary_draws_kills_the_dropped_comparison()
     mutant = _real_mutant("CastIntComparisonInputsPass", "aten.le.Tensor")
     spec = _then_relu([1, 3, 4, 5], "int_compare", {"cmp": "le", "dtype": "int16"})
     assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+
+
+def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits_130(tmp_path):
+    """SIGINT once both shard processes run: they are killed with their groups, the parent says
+    the run is incomplete, writes its JSON (`complete: false`) and exits 130. Without the stop
+    handlers a self-test started from a non-interactive shell ignored SIGINT, and SIGTERM ended it
+    without its table."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_gate_workers import processes_mentioning
+
+    out, report = tmp_path / "out", tmp_path / "self-test.json"
+    proc = subprocess.Popen([sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", "4", "-j", "2",
+                             "--seed", "0", "--out", str(out), "--json", str(report)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shard_logs = [out / "self-test" / f"shard-{i}.log" for i in range(2)]
+    deadline = time.monotonic() + 180
+    while not all(log.exists() for log in shard_logs) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(log.exists() for log in shard_logs), "the shards never started"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]
+    assert "self-test: incomplete: " in stdout
+    assert json.loads(report.read_text())["complete"] is False
+    assert not processes_mentioning(str(out)), "a shard outlived the stop"

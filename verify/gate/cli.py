@@ -343,7 +343,10 @@ def cmd_gate(args) -> int:
         args.direct_examples = args.min_evidence + 3
     if args.self_test:  # the registry's own annotations, mutated: verify.gate.selftest
         from verify.gate.selftest import main as self_test
-        return self_test(args, DEFAULT_STAGES)
+
+        with stop_on_signals():  # a stop kills the shards' groups; what they measured is kept
+            code = self_test(args, DEFAULT_STAGES)
+        return code if stop_signal() is None else 128 + stop_signal()
     # after the argument checks: these import the lowering stack (torch, executorch: seconds)
     from verify.gate import passes as gp
     from verify.gate import run
