@@ -32,8 +32,8 @@ that finished are summarized and peer exits 130/143.
 
 With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) each mode's pytest process
 (each of its `--shards N`: they spread a mode over N jobs) is a job of one CPU on a Ray cluster
-(a module job of verify.jobs, verify.jobs.launcher.launch_module): its arguments, reports and comparison exactly as here. A job's
-folder is the run's folder (every file a mode's pytest process writes is in it: its report, JUnit
+(a module job of verify.jobs, verify.jobs.launcher.launch_module): its arguments, reports and
+comparison exactly as here. A job's folder is the run's folder (every file a mode's pytest process writes is in it: its report, JUnit
 XML, log, reproducers; its ini is sent along) and what it wrote comes back there. The test files
 are not sent: they are part of the executorch installation (or the checkout) each node has, at
 the same path as here. The collection probe, one short process, runs here.
@@ -56,9 +56,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded,
+                                  launch_command, launch_module, stop_on_signals, stop_signal)
 from verify.jobs.pool import run_in_pool
-from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStopped, WorkerMemoryExceeded, launch_command,
-                             launch_module, stop_on_signals, stop_signal)
 from verify.lowering.mode import Mode
 from verify.report.verdict import Verdict
 from verify.usage import UsageError
@@ -405,8 +405,7 @@ def run_job(mode: str, name: str, suites: list[Path], settings: PeerSettings) ->
     started = time.perf_counter()
     try:
         code = launch_module("pytest", arguments, log_path=log_path, files=settings.files, hash_seed=settings.hash_seed,
-                             timeout=None,
-                             cwd=settings.out, memory_limit=settings.group_memory_limit)
+                             timeout=None, cwd=settings.out, memory_limit=settings.group_memory_limit)
     except WorkerMemoryExceeded as exc:
         return JobEnd(name, None, started, time.perf_counter(), f"{exc}; log {log_path}")
     return JobEnd(name, code, started, time.perf_counter())
@@ -434,7 +433,8 @@ def merge_reports(mode: str, reports: list[dict[str, Any]]) -> dict[str, Any]:
 def read_mode(mode: str, out: Path, seconds: float | None = None, returncode: int | None = None) -> ModeRun:
     """The mode's report(s) in `out`: `<mode>.json`, or one `<mode>.shard<k>.json` per shard."""
     shard = re.compile(rf"{re.escape(mode)}\.shard\d+\.json")  # not a shard's job file (NAME.job.json)
-    paths = sorted(out.glob(f"{mode}.json")) or sorted(p for p in out.glob(f"{mode}.shard*.json") if shard.fullmatch(p.name))
+    paths = (sorted(out.glob(f"{mode}.json"))
+             or sorted(p for p in out.glob(f"{mode}.shard*.json") if shard.fullmatch(p.name)))
     if not paths:
         raise RuntimeError(f"[{mode}] no report in {out}; see {out / f'{mode}*.log'}")
     reports = [json.loads(p.read_text()) for p in paths]

@@ -1,11 +1,12 @@
 """Independent pytest jobs on the cluster, as many at a time as asked, each handed back as it
-returns (the fuzz campaign's cells, verify.fuzz.cells; each pytest as a module job, verify.jobs.launcher.launch_module).
+returns (the fuzz campaign's cells, verify.fuzz.cells; each pytest as a module job,
+verify.jobs.launcher.launch_module).
 
 A campaign of independent jobs merges each job's files the moment it returns, one merge at a
 time (one writer of the merged folders), and keeps whatever came back when it is stopped or the
 cluster goes: `run_batch` runs the jobs in the harness's one pool (verify.jobs.pool: each blocks
-in verify.jobs.launcher, which sends it to the cluster's backend) and calls `merge` for each job that
-returned, in the order they return, one call at a time. A job that never returned (stopped, the
+in verify.jobs.launcher, which sends it to the cluster's backend) and calls `merge` for each job
+that returned, in the order they return, one call at a time. A job that never returned (stopped, the
 cluster gone) is merged never, so nothing is counted twice or half.
 
 Each job runs in one of `width` lanes (0 .. width-1, a lane runs its jobs one after another, as an
@@ -27,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from verify.jobs.pool import run_in_pool
 from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
-                             launch_module)
+                                  launch_module)
+from verify.jobs.pool import run_in_pool
 
 
 @dataclass(frozen=True)

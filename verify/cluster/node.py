@@ -46,8 +46,6 @@ TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells
 # removes the folder. -I: nothing from the node's environment or working folder is imported.
 _JANITOR = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
 _JANITOR_WAIT_SECONDS = 10.0
-
-
 STOP_POLL_SECONDS = 0.5  # how often a running job looks at the board: a stop waits at most this long
 
 

@@ -40,8 +40,8 @@ from verify.gate.events import relayed
 from verify.gate.verdict import PassVerdict, Unfinished
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
-from verify.jobs.pool import NotStarted, run_in_pool
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
+from verify.jobs.pool import NotStarted, run_in_pool
 from verify.report.verdict import GateVerdict
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI

@@ -8,12 +8,13 @@ deadline does to work not yet begun. Here it is decided once:
 - a task is a callable that runs one or more jobs (verify.jobs.execute) and returns its result;
   tasks start in the order given, at most `width` at once, and the results come back in that
   order whatever the width (a table or a JSON never depends on -j);
-- a task not started when the run is stopped (verify.jobs.launcher.stop_signal: SIGINT/SIGTERM) or
-  when `deadline` has passed is not started: its place holds `NotStarted`, saying which;
+- a task not started when the run is stopped (verify.jobs.launcher.stop_signal: SIGINT/SIGTERM)
+  or when `deadline` has passed is not started: its place holds `NotStarted`, saying which;
 - `on_finished(index, result)` is called as each task finishes, one call at a time (a journal,
   a progress line: no lock of their own needed);
-- a task (or its `on_finished`) that raises stops the pool from starting others; those running finish, then the first
-  exception raised is raised again (RunStopped, a refused write: what the caller stops for).
+- a task (or its `on_finished`) that raises stops the pool from starting others; those running
+  finish, then the first exception raised is raised again (RunStopped, a refused write: what
+  the caller stops for).
 
 Threads, not processes: each task waits on its worker processes (local, or Ray tasks on a
 cluster through verify.cluster), so the width is the number of jobs in flight, not of cores here.

@@ -1,7 +1,8 @@
 """The one worker entry point: `python -m verify.jobs.worker JOB`, started by verify.jobs.execute.
 
 JOB is a job file (`NAME.job.json`, see verify.jobs.job) or, for a command or module job run on
-this machine, the job itself as JSON (on a cluster node it is a file, so its paths are re-spelled). The worker arms `die_with_parent` first (its group dies with the harness), configures
+this machine, the job itself as JSON (on a cluster node it is a file, so its paths are
+re-spelled). The worker arms `die_with_parent` first (its group dies with the harness), configures
 logging at the job's level (its stderr is its log file), runs the kind's handler on the job's
 settings and writes the JSON value the handler returns, atomically, to `NAME.result.json`.
 

@@ -30,10 +30,10 @@ from verify.cases import Case
 from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.jobs import Job, JobKind, execute
-from verify.jobs.pool import run_in_pool
 from verify.jobs.launcher import (
     DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout,
 )
+from verify.jobs.pool import run_in_pool
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
@@ -231,7 +231,7 @@ def run_cases(cases: list[Case], options: RunOptions,
               on_report: Callable[[CaseReport], None] = lambda r: None, parallel: int = 1) -> list[CaseReport]:
     """Run every case, `parallel` at once (verify.jobs.pool: each case's workers are its own);
     a broken case is recorded and the run goes on. `on_report` gets each finished case as it
-    finishes (the journal), one at a time. When the run is stopped (verify.jobs.launcher's stop_all,
+    finishes (the journal), one at a time; `progress` lines never interleave. When the run is stopped (verify.jobs.launcher's stop_all,
     on SIGINT/SIGTERM) the cases in flight are dropped and the finished ones returned, in the
     order of `cases`.
 
@@ -263,7 +263,8 @@ def run_cases(cases: list[Case], options: RunOptions,
     def finished(index: int, report: CaseReport) -> None:
         reports[index] = report
         on_report(report)
-        progress("done", cases[index], report)
+        with announce:  # a case's result lines, whole, never cut by another case's start
+            progress("done", cases[index], report)
 
     try:
         run_in_pool([functools.partial(one, case) for case in cases], parallel, on_finished=finished, name="case")
