@@ -248,3 +248,72 @@ def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_
     without(monkeypatch, DrawKind.DECLARED_UNTARGETED)
     blind = slices()
     assert blind["slice"] * 2 <= aimed["slice"], (blind, aimed)
+
+
+def _mutant_without_permute_copy():
+    """RewriteHighRankSingletonPermutePass's entry without permute_copy, as the self-test derives
+    it: only the ATen form `permute.default` left, which no edge graph holds."""
+    from executorch.backends.arm._passes.rewrite_high_rank_singleton_permute_pass import (
+        RewriteHighRankSingletonPermutePass,
+    )
+
+    from fastpass.annotations import Entry, lookup
+
+    cls = RewriteHighRankSingletonPermutePass
+    ann = lookup(cls)
+    kept = frozenset(o for o in ann.targeted_ops if gp.op_name(o) != "aten.permute_copy.default")
+    assert kept and len(kept) < len(ann.targeted_ops)
+    return cls, Entry(kept, ann.skip_sound, ann.copy_sound, why="test: permute_copy dropped")
+
+
+def test_an_edge_pass_is_aimed_only_at_the_forms_an_edge_graph_holds():
+    """The vocabulary's permutes present both `permute.default` and `permute_copy.default`. With
+    the ATen form counted as targeted, every permute graph was "targeted" for the mutant, so its
+    skip check never drew one, and the annotation (fastpass skips the pass on every edge graph)
+    survived as `sound`. Aimed at the forms an edge graph holds, permutes are untargeted and
+    permute_copy, which the pass's code names, is a suspect they present."""
+    from fastpass.annotations import lookup, overridden
+
+    cls, entry = _mutant_without_permute_copy()
+    ops = run.stage_ops("edge-fp", None)
+    with overridden({cls: entry}):
+        targeted = lookup(cls).targeted_ops
+        assert gp.edge_only(cls) and gp.aimed_ops(cls, targeted) == []
+        aimed = Aim.of(gp.aimed_ops(cls, targeted), gp.ops_named_by(cls), ops)
+        raw = Aim.of(targeted, gp.ops_named_by(cls), ops)
+    assert "permute" in aimed.miss and "high_rank_permute" in aimed.routes["aten.permute_copy.default"]
+    assert "permute" in raw.hit and "aten.permute_copy.default" not in raw.routes
+
+
+def test_the_form_a_pass_acts_on_is_drawn_in_its_skip_graphs(monkeypatch):
+    """Many vocabulary ops present permute_copy; only `high_rank_permute` presents the permute the
+    pass rewrites (rank > 4, singleton dims). Its form route is one route more of the skip
+    graphs' suspects: without it, the form op is drawn a fraction as often."""
+    from fastpass.annotations import lookup, overridden
+
+    cls, entry = _mutant_without_permute_copy()
+    ops = run.stage_ops("edge-fp", None)
+    forms = gg.form_route(cls, ops)
+    assert forms == ["high_rank_permute"]
+
+    def drawn(forms) -> Counter:
+        counts: Counter = Counter()
+        with overridden({cls: entry}):
+            targeted = gp.aimed_ops(cls, lookup(cls).targeted_ops)
+            for number in range(3):
+                @seed(number)
+                @settings(max_examples=60, database=None, deadline=None, phases=[Phase.generate],
+                          suppress_health_check=list(HealthCheck))
+                @given(gg.strategy_for(targeted, 4, ops, want="skip", suspects=gp.ops_named_by(cls), forms=forms,
+                                       declared=gp.ops_declared_by(cls)))
+                def draw(spec):
+                    counts["examples"] += 1
+                    counts["form"] += "high_rank_permute" in spec.op_names()
+
+                draw()
+        return counts
+
+    aimed = drawn(forms)
+    assert aimed["form"] >= aimed["examples"] // 6, aimed
+    blind = drawn([])
+    assert blind["form"] * 2 <= aimed["form"], (blind, aimed)

@@ -141,6 +141,7 @@ EXPORT = {
     'bilinear_down16': ('aten.pad.default', 'aten.upsample_bilinear2d.vec'),
     'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
     'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
+    'high_rank_permute': ('aten.permute.default', 'aten.reshape.default'),
 }
 
 CORE = {
@@ -267,4 +268,5 @@ CORE = {
     'bilinear_down16': ('aten.constant_pad_nd.default', 'aten.upsample_bilinear2d.vec'),
     'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
     'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
+    'high_rank_permute': ('aten.permute.default', 'aten.view.default'),
 }

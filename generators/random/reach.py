@@ -285,6 +285,12 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                                          "two permutes of one value are merged first by FuseDuplicateUsersPass, so "
                                          "they need different producers (measured, relu -> permuted_pair -> abs: 3 "
                                          "nodes copied on all four stages)"),
+    "RewriteHighRankSingletonPermutePass": (("high_rank_permute",),
+                                            "the pass acts only on a permute of rank > 4 with size-1 dims that "
+                                            "leave at most four others; earlier passes make a permute of an "
+                                            "unsqueezed value rank 4 first, and `permute` draws rank 5 rarely "
+                                            "(measured, relu -> high_rank_permute -> abs on (1, 4, 6, 6): a rank-5 "
+                                            "permute reaches the pass on edge-fp; on (1, 1, 2, 2) rank 4 only)"),
     "MoveDataMovementOpsToSmallerDtypePass": (("rescaled_permute",),
                                               "retrace-only annotation, but the pass acts only on a permute (or "
                                               "dim-order copy) next to a per-tensor RESCALE with a narrower side: "

@@ -225,8 +225,12 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     # st.one_of would weigh each group by its number of branches), so that adding suspects does
     # not crowd out the forms and cold-first graphs copy evidence rests on.
     skip_aimed, copy_aimed, plain = [], [], []  # (strategy, weight) pairs
-    if routes and miss and for_skip and DrawKind.SUSPECT_IN_SKIP in AIMED:
-        skip_aimed.append((_suspects_in_skip(aim, max_ops), 1))
+    forms = list(forms)
+    # a form op that presents no targeted op is the strongest suspect for skip: the pass acts on
+    # that form, and fastpass would skip it there
+    skip_forms = [op for op in forms if op in aim.miss]
+    if (routes or skip_forms) and miss and for_skip and DrawKind.SUSPECT_IN_SKIP in AIMED:
+        skip_aimed.append((_suspects_in_skip(aim, max_ops, skip_forms), 1))
     if routes and hit and for_copy and max_ops >= 2:
         # a suspect fed by a targeted node (weighed double): what fastpass copies after a re-dispatch
         weights = {DrawKind.TARGETED_TO_SUSPECT: 2, DrawKind.SUSPECT_TO_TARGETED: 1, DrawKind.SUSPECT_BESIDE_TARGETED: 1}
@@ -241,7 +245,6 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if hit and miss and for_copy:
         # the most informative for copy: weighed double
         plain.append((_behind_cold(hit, miss, min(2, max_ops), max_ops, max_extra=3), 2))
-    forms = list(forms)
     if forms and for_copy:
         cold = [op for op in miss if op not in forms]
         with_forms = graphs(1, max_ops, ops=forms)
@@ -263,13 +266,17 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     return one_of_weighed(*groups)
 
 
-def _suspects_in_skip(aim: Aim, max_ops: int):
+def _suspects_in_skip(aim: Aim, max_ops: int, forms: list[str] = ()):
     """Skip graphs holding suspects: no targeted op anywhere, one op of each of a few suspects'
     routes (`graphs_toward` restricted to `miss`: uniform over suspects, not over the vocabulary
-    ops presenting them), among other untargeted ops; a third plain untargeted graphs."""
+    ops presenting them), among other untargeted ops; a third plain untargeted graphs. `forms`
+    (the pass's form ops that present no targeted op) are one route more: many vocabulary ops
+    present a suspect like `permute_copy`, and only the form op presents what the pass rewrites
+    (a permute of rank > 4 with singleton dims)."""
     from generators.random import graphs_toward
 
-    return graphs_toward([aim.routes[name] for name in sorted(aim.routes)], max_ops, ops=list(aim.miss))
+    routes = [aim.routes[name] for name in sorted(aim.routes)] + ([tuple(forms)] if forms else [])
+    return graphs_toward(routes, max_ops, ops=list(aim.miss))
 
 
 def _linked(aim: Aim, kind: DrawKind, max_ops: int, ops: list[str] | None):

@@ -198,7 +198,8 @@ def infer(cls: type, examples: int = 30, stage: str = "edge-fp", max_ops: int = 
 
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck), phases=("generate",))
-    @given(strategy_for(ann.targeted_ops, max_ops, ops, suspects=gp.ops_named_by(cls), forms=form_route(cls, ops)))
+    @given(strategy_for(gp.aimed_ops(cls, ann.targeted_ops), max_ops, ops, suspects=gp.ops_named_by(cls),
+                        forms=form_route(cls, ops)))
     def explore(spec):
         graphs["n"] += 1
         try:

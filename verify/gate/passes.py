@@ -247,6 +247,43 @@ def upstream_skip_covers(cls: type) -> bool:
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
 
 
+def edge_only(cls: type) -> bool:
+    """Does the pass see edge graphs only? Not one the quantizer's transform_for_annotation
+    pipeline also runs (ATen graphs), not one run on the exported graph itself, not one whose
+    targeted ops are all ATen overloads (`check.aten_level`)."""
+    from generators.random.reach import QUANTIZER_ONLY, RUN_OUTSIDE_MANAGERS, quantizer_first
+
+    from verify.gate import check
+
+    name = cls.__name__
+    return (not check.aten_level(cls) and name not in RUN_OUTSIDE_MANAGERS
+            and name not in quantizer_first() and name not in QUANTIZER_ONLY)
+
+
+def never_in_edge_graph(name: str) -> bool:
+    """An op name no program to_edge hands the passes holds: an in-place ATen overload (the
+    program is functional) or the ATen form of a view op (to_edge made it its ``*_copy`` form)."""
+    from generators.random.reach import VIEW_OPS
+
+    namespace, op = (name.split(".") + [""])[:2]
+    return namespace == "aten" and (op in VIEW_OPS or (op.endswith("_") and not op.startswith("_")))
+
+
+def aimed_ops(cls: type, targeted: Iterable[Any]) -> list[Any]:
+    """The targeted ops a drawn graph can put in front of the pass: for a pass that sees edge
+    graphs only, not the ones `never_in_edge_graph` names.
+
+    Why: a vocabulary op is matched in every form it presents (`x.permute` presents both
+    `aten.permute.default` and `aten.permute_copy.default`), so an entry of an edge pass that
+    targets only the ATen form of a view op (a dropped `permute_copy`) counted every permute
+    graph as targeted: the skip check never drew one, and the annotation, which makes fastpass
+    skip the pass on every permute graph, was called sound (the gate's self-test: a
+    RewriteHighRankSingletonPermutePass mutant survived)."""
+    if not edge_only(cls):
+        return list(targeted)
+    return [o for o in targeted if not never_in_edge_graph(op_name(o))]
+
+
 def _syntax_tree(code: Any):
     """The syntax tree of `code` (source text, or a function/class whose source is read), or None
     when it cannot be read or parsed. Both readers of pass code below decide from the tree, so

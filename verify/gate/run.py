@@ -202,11 +202,12 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
-        strategy = strategy_for(ann.targeted_ops, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
+        targeted = gp.aimed_ops(cls, ann.targeted_ops)
+        strategy = strategy_for(targeted, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
                                 forms=form_route(cls, ops), link=form_link(cls, ops),
                                 declared=gp.ops_declared_by(cls))
         counts = {"examples": 0, "vacuous": 0}
-        aim = Aim.of(ann.targeted_ops, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
+        aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
         drawn = Counter()
 
         def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn):
@@ -394,7 +395,8 @@ class _Registry:
             if spec is not None:
                 if qn not in self.aims:
                     cls = self.classes[qn]
-                    self.aims[qn] = Aim.of(lookup_ops(cls), gp.ops_named_by(cls), self.ops, gp.ops_declared_by(cls))
+                    self.aims[qn] = Aim.of(gp.aimed_ops(cls, lookup_ops(cls)), gp.ops_named_by(cls), self.ops,
+                                           gp.ops_declared_by(cls))
                 v.drawn = v.drawn or drawn_counts(Counter())
                 for kind in self.aims[qn].kinds(spec):
                     v.drawn[kind.value] += 1
@@ -505,6 +507,7 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
     links = {qn: form_link(cls, ops) for qn, cls in classes.items()}
     declared = {qn: gp.ops_declared_by(cls) for qn, cls in classes.items()}
+    targeted = {qn: gp.aimed_ops(cls, lookup(cls).targeted_ops) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
         # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
@@ -512,9 +515,8 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
         # (FlakyStrategyDefinition: a whole-registry run died of it in a top-up round).
         wants = {qn: want(qn) for qn in names}
         return st.sampled_from(names).flatmap(
-            lambda qn: strategy_for(lookup(classes[qn]).targeted_ops, max_ops, ops, want=wants[qn],
-                                    suspects=suspects[qn], forms=forms[qn], link=links[qn],
-                                    declared=declared[qn]))
+            lambda qn: strategy_for(targeted[qn], max_ops, ops, want=wants[qn], suspects=suspects[qn],
+                                    forms=forms[qn], link=links[qn], declared=declared[qn]))
 
     return strategy_of
 
@@ -565,7 +567,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     for v in reg.verdicts.values():
         v.how, v.stage = "batch", stage
     biasable = {qn for qn, cls in classes.items()
-                if vocabulary_split(lookup(cls).targeted_ops, ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
+                if vocabulary_split(gp.aimed_ops(cls, lookup(cls).targeted_ops), ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
     now = time.monotonic()
     stage_deadline = main_deadline = None
     if plan.seconds is not None:

@@ -199,9 +199,8 @@ def equivalence(mutant: Mutant) -> str | None:
     targets)."""
     from fastpass.annotations import overridden
 
-    from generators.random.reach import QUANTIZER_ONLY, RUN_OUTSIDE_MANAGERS, VIEW_OPS, quantizer_first
+    from generators.random.reach import VIEW_OPS
 
-    from verify.gate import check
     from verify.gate import passes as gp
 
     if mutant.fault is Fault.DROP_TARGETED_OP:
@@ -212,9 +211,7 @@ def equivalence(mutant: Mutant) -> str | None:
         # edge graphs only: not the quantizer's pipeline (ATen graphs, in which in-place ops still
         # stand until its RewriteInplaceArithmeticPass; fastpass acts there when a user enables it
         # around quantization), not on the exported graph itself
-        name = mutant.cls.__name__
-        edge_only = (not check.aten_level(mutant.cls) and name not in RUN_OUTSIDE_MANAGERS
-                     and name not in quantizer_first() and name not in QUANTIZER_ONLY)
+        edge_only = gp.edge_only(mutant.cls)
         if edge_only and namespace == "aten" and op.endswith("_") and not op.startswith("_"):
             return (f"{mutant.detail} is an in-place overload and the pass sees edge graphs only: to_edge's "
                     "functional program holds none")
