@@ -186,6 +186,37 @@ def quantizer_first() -> frozenset[str]:
     lowered = set(re.findall(r"\b([A-Z]\w+Pass)\(", lowering))
     return frozenset(n for n in re.findall(r"\b([A-Z]\w+Pass)\(", annotation) if n in lowered)
 
+@functools.lru_cache(maxsize=1)
+def annotation_pipeline() -> tuple[str, ...]:
+    """The pass class names of ArmPassManager's transform_for_annotation_pipeline, in order (read
+    off upstream's source, as `quantizer_first`)."""
+    import inspect
+
+    from executorch.backends.arm._passes.arm_pass_manager import ArmPassManager
+
+    return tuple(re.findall(r"\b([A-Z]\w+Pass)\(", inspect.getsource(ArmPassManager.transform_for_annotation_pipeline)))
+
+
+# Passes of the quantizer's transform_for_annotation pipeline that retrace the graph, and the
+# vocabulary ops that make them: after one, the graph is a retrace fixed point, and fastpass may
+# skip a later pass of that pipeline or copy nodes in it; before, it does neither (torch.export's
+# graph and the meta keys the quantizer adds are not what a retrace writes). Measured: op ->
+# group_norm (no affine) with DecomposeGroupNormPass's entry missing aten.group_norm: the group
+# norm skipped and the pipeline's output changed, 3 of 3 draws each; log, sqrt, rsqrt, reciprocal,
+# acosh, pow, add, sub, mul, div, where, slice/select_scatter, bool_logic, cast, outer,
+# scalar_scale, permuted_pair, rescaled_permute: 0 of 3 (they retrace nothing before it, or only
+# with a form these ops do not draw). Passes after DecomposeGroupNormPass were not measured.
+ANNOTATION_RETRACERS: dict[str, tuple[str, ...]] = {
+    "DecomposeLogitPass": ("logit",),
+    "DecomposeSignPass": ("sign",),
+    "DecomposeTrilPass": ("tril",),
+    "DecomposeRemainderPass": ("remainder",),
+    "DecomposeFloorDividePass": ("floor_divide",),
+    "DecomposeAddSubAlphaPass": ("add_alpha",),
+    "ConvertEluFamilyToEluPass": ("celu", "selu"),
+}
+
+
 # Passes that act on one form of their op only (an argument value, a broadcast, an op an earlier
 # pass must have retraced), or whose annotation names no targeted op although the pass only
 # retraces (the only time fastpass copies in it) when one op is present: the vocabulary ops that

@@ -11,6 +11,10 @@ Two ways to run a pass:
   signature fastpass needs, exactly as an earlier pass of a pipeline would) and run the pass,
   stock and with fastpass for that pass only; compare the resulting graph modules with the
   harness snapshot checks (graph structure, vals, meta).
+* **annotation** (a pass the quantizer's transform_for_annotation pipeline invokes as well): run
+  that pipeline on the graph torch.export gives, stock and with fastpass for the pass only, and
+  compare the output graph modules as direct does. fastpass acts there whenever a user
+  quantizes under it; the lowering stages quantize outside fastpass.
 
 A difference is checked against stock under two opposite node-set iteration orders
 (verify.lowering.node_order): when one of them gives exactly fastpass's result, the example is
@@ -47,7 +51,8 @@ class Outcome:
     diverged: bool
     checks: list[str] = field(default_factory=list)  # failing check names
     detail: str = ""
-    where: str | None = None  # first divergent pass label (pipeline) or "pass output" (direct)
+    where: str | None = None  # first divergent pass label (pipeline), "pass output" (direct) or
+    # "quantizer pipeline output" (annotation)
     culprit: str | None = None  # class name of the first divergent pass (pipeline)
     skipped: int = 0  # invocations of the pass fastpass skipped
     copied: int = 0  # nodes fastpass copied inside the pass
@@ -352,51 +357,112 @@ def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
     return out, stats
 
 
+_ANNOTATION_INPUTS = _Cache(8)
+
+
+def annotation_input(spec, stage: str):
+    """The graph module the quantizer's transform_for_annotation receives for `spec`, as
+    prepare_pt2e hands it over: torch.export's module, conv/linear + batch norm fused."""
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import _fuse_conv_bn_, _fuse_linear_bn_
+
+    def make():
+        module, inputs = spec.build()
+        graph_module = torch.export.export(module.eval(), inputs).module(check_guards=False)
+        _fuse_conv_bn_(graph_module)
+        _fuse_linear_bn_(graph_module)
+        return graph_module
+
+    return _ANNOTATION_INPUTS.get((spec.fingerprint(), stage), make)
+
+
+def run_annotation(spec, cls: type, stage: str, features: tuple[str, ...] | None):
+    """The quantizer's transform_for_annotation pipeline (ArmPassManager's, every pass built with
+    tfa_pass=True, as prepare_pt2e runs it) on a copy of `spec`'s graph: stock if `features` is
+    None, else with fastpass on and only `cls` annotated. Its output graph module and stats.
+
+    Why: fastpass is on there whenever a user's script quantizes under it (`python -m fastpass
+    run`), and a pass both pipelines invoke (`reach.quantizer_first`) is annotated once for both;
+    its ATen-form ops (`aten.group_norm`) exist only there. The lowering stages quantize outside
+    fastpass, so an annotation wrong only there (DecomposeGroupNormPass without group_norm) passed
+    them all."""
+    import fastpass
+
+    from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, quantization_config
+
+    target = target_for(stage)
+    quantizer = target.make_quantizer(target.make_spec())
+    quantizer.set_global(quantization_config(RANDOM_GRAPH_CALIBRATION))
+    graph_module = copy.deepcopy(annotation_input(spec, stage))
+    ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features, trust=TRUST)
+    with gp.only(cls), ctx:
+        if features is not None:
+            fastpass.reset_stats()
+        out = quantizer.transform_for_annotation(graph_module)
+        stats = fastpass.stats() if features is not None else None
+    return out, stats
+
+
 def _snapshot(graph_module):
     from verify.lowering.snapshot import GraphIds, take_snapshot
 
     return take_snapshot(graph_module, GraphIds(), full_provenance=True)
 
 
-def direct_example(spec, cls: type, mode: str, stage: str) -> Outcome:
+def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") -> Outcome:
+    """Stock vs fastpass(`mode`) output of the pass alone (`how` "direct": run standalone on the
+    graph `spec` exports to) or of the quantizer's transform_for_annotation pipeline with only
+    the pass annotated ("annotation": `run_annotation`)."""
+    output = "quantizer pipeline output" if how == "annotation" else "pass output"
+    if how == "annotation":
+        def run(features):
+            return run_annotation(spec, cls, stage, features)
+
+        def graph():
+            return annotation_input(spec, stage)
+    else:
+        def run(features):
+            return run_direct(spec, cls, stage, features)
+
+        def graph():
+            return aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
     with quiet():
         try:
-            aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
+            graph()
         except Exception as exc:  # noqa: BLE001
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         errors = []
         outs = []
         for features in (None, MODE_FEATURES[mode]):
             try:
-                outs.append(run_direct(spec, cls, stage, features))
+                outs.append(run(features))
                 errors.append(None)
             except Exception as exc:  # noqa: BLE001
                 outs.append((None, None))
                 errors.append("".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[0])
-    graph = aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
-    ops = frozenset(gp.op_name(n.target) for n in graph.graph.nodes if n.op == "call_function")
+    ops = frozenset(gp.op_name(n.target) for n in graph().graph.nodes if n.op == "call_function")
     counts = dict(_pass_stats(outs[1][1], cls).outcome_fields(), input_ops=ops)
     if errors[0] or errors[1]:
         if errors[0] == errors[1]:
             return Outcome(False, vacuous=f"pass fails in both modes: {errors[0]}", **counts)
         return Outcome(True, ["outcome"], f"outcome: stock: {errors[0] or 'ok'}; fast: {errors[1] or 'ok'}",
-                       "pass output", cls.__name__, **counts)
+                       output, cls.__name__, **counts)
     # One pass's output, not a lowering: its snapshot checks (a view of verify.compare's), and
     # the same node-order recheck policy over them.
     found = snapshot_differences(_snapshot(outs[0][0]), _snapshot(outs[1][0]))
     if not found:
         return Outcome(False, **counts)
     with quiet():
-        stock_orders = under_each_order(lambda: _snapshot(run_direct(spec, cls, stage, None)[0]))
+        stock_orders = under_each_order(lambda: _snapshot(run(None)[0]))
     recheck = recheck_orders(stock_orders, _snapshot(outs[1][0]), snapshot_differences,
-                             lambda _stock, _differing: Divergence("pass output"))
+                             lambda _stock, _differing: Divergence(output))
     if recheck.explains:
         return Outcome(False, vacuous=_order_dependent(recheck), **counts)
     detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found.items())
-    return Outcome(True, list(found), detail, "pass output", cls.__name__, **counts)
+    return Outcome(True, list(found), detail, output, cls.__name__, **counts)
 
 
 def example(spec, cls: type, mode: str, stage: str, how: str) -> Outcome:
     if how == "pipeline":
         return pipeline_example(spec, cls, mode, stage)
-    return direct_example(spec, cls, mode, stage)
+    return direct_example(spec, cls, mode, stage, how)

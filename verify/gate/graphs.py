@@ -175,6 +175,52 @@ def form_route(pass_class: type, universe: Iterable[str] | None = None) -> list[
     return [op for op in route[0] if op in allowed]
 
 
+def annotation_route(pass_class: type, universe: Iterable[str] | None = None) -> list[str]:
+    """The vocabulary ops (within `universe`) after which the quantizer's transform_for_annotation
+    pipeline retraces before it runs `pass_class` (`reach.ANNOTATION_RETRACERS`, measured).
+
+    Why: fastpass skips a pass, or copies a node, only in a graph a retrace made (a retrace
+    fixed point; creation signatures), and the graph torch.export hands the quantizer, with the
+    meta keys the quantizer adds, is neither: in that pipeline fastpass acts only after a pass
+    of it has retraced (DecomposeGroupNormPass without aten.group_norm skipped its group norm,
+    wrongly, only after a sign or remainder had been decomposed)."""
+    from generators.random.reach import ANNOTATION_RETRACERS, annotation_pipeline
+
+    order = annotation_pipeline()
+    if pass_class.__name__ not in order:
+        return []
+    before = order[:order.index(pass_class.__name__)]
+    allowed = set(universe) if universe else None
+    return [op for name in before for op in ANNOTATION_RETRACERS.get(name, ()) if allowed is None or op in allowed]
+
+
+def annotation_strategy(targeted_ops: Iterable, max_ops: int, ops: list[str] | None, want: str,
+                        suspects: Iterable[str], declared: Iterable[str], companions: list[str]):
+    """Graphs for a pass checked in the quantizer's pipeline (`check.run_annotation`): each holds
+    a `companions` op (`annotation_route`: without one, fastpass does nothing there to judge)
+    beside, for skip, a suspect's or a declared op's route with no targeted op, and for copy, a
+    targeted op. The same draw kinds as `strategy_for`, each paired with a companion."""
+    from hypothesis import strategies as st
+
+    from generators.random import Link, graphs, graphs_linked, graphs_toward, one_of_weighed
+
+    aim = Aim.of(targeted_ops, suspects, ops, declared)
+    hit, miss, mates = list(aim.hit), list(aim.miss), tuple(companions)
+    groups = []  # (strategy, weight)
+    if want in ("both", "skip") and miss:
+        untargeted = tuple(op for op in mates if op in miss)
+        routes = [aim.routes[name] for name in sorted(aim.routes)] + [aim.declared[name] for name in sorted(aim.declared)]
+        if routes and untargeted and DrawKind.SUSPECT_IN_SKIP in AIMED:
+            groups.append((st.sampled_from(routes).flatmap(
+                lambda route: graphs_linked(list(route), list(untargeted), Link.BESIDE, ops=miss, max_ops=max_ops)), 2))
+        groups.append((graphs_toward([untargeted], max_ops, ops=miss) if untargeted else graphs(1, max_ops, ops=miss), 1))
+    if want in ("both", "copy") and hit and mates:
+        groups.append((graphs_linked(hit, list(mates), Link.BESIDE, ops=ops, max_ops=max_ops), 2))
+    if not groups:
+        groups.append((graphs_toward([mates], max_ops, ops=ops) if mates else graphs(1, max_ops, ops=ops), 1))
+    return one_of_weighed(*groups)
+
+
 def form_link(pass_class: type, universe: Iterable[str] | None = None) -> tuple[list[str], list[str]] | None:
     """(producer ops, consumer ops) within `universe` when `pass_class` acts only where a node of
     one directly feeds a node of the other (`generators.random.reach.FORM_LINKS`), else None."""

@@ -269,9 +269,10 @@ def never_in_edge_graph(name: str) -> bool:
     return namespace == "aten" and (op in VIEW_OPS or (op.endswith("_") and not op.startswith("_")))
 
 
-def aimed_ops(cls: type, targeted: Iterable[Any]) -> list[Any]:
+def aimed_ops(cls: type, targeted: Iterable[Any], annotation: bool = False) -> list[Any]:
     """The targeted ops a drawn graph can put in front of the pass: for a pass that sees edge
-    graphs only, not the ones `never_in_edge_graph` names.
+    graphs only, not the ones `never_in_edge_graph` names; in the quantizer's transform_for_annotation
+    pipeline (`annotation`: an ATen graph), only ATen overloads (no edge-dialect op is there).
 
     Why: a vocabulary op is matched in every form it presents (`x.permute` presents both
     `aten.permute.default` and `aten.permute_copy.default`), so an entry of an edge pass that
@@ -279,6 +280,10 @@ def aimed_ops(cls: type, targeted: Iterable[Any]) -> list[Any]:
     graph as targeted: the skip check never drew one, and the annotation, which makes fastpass
     skip the pass on every permute graph, was called sound (the gate's self-test: a
     RewriteHighRankSingletonPermutePass mutant survived)."""
+    if annotation:
+        import torch
+
+        return [o for o in targeted if type(o) is torch._ops.OpOverload]
     if not edge_only(cls):
         return list(targeted)
     return [o for o in targeted if not never_in_edge_graph(op_name(o))]
@@ -409,11 +414,15 @@ _HELPER_DEPTH = 3  # helper of a helper of a helper: deeper calls are the librar
 
 def ops_declared_by(cls: type) -> frozenset[str]:
     """Op names the pass itself declares it acts on: its `target_ops` (ArmOpTargetedPass and
-    passes like it; upstream's own should_run_pass runs the pass only with one of them present).
+    passes like it; upstream's own should_run_pass runs the pass only with one of them present),
+    else its `_TARGET_OPS` (the set a few passes' call() matches nodes against: DecomposeGroupNormPass,
+    DecomposeLayerNormPass, ConvertMinMaxPass).
     Why: an op the pass declares but its annotation leaves out is the likeliest wrong annotation
     (a reviewer drops or forgets one of a list); the gate draws it on purpose
     (`verify.gate.graphs.DrawKind.DECLARED_UNTARGETED`)."""
     ops = getattr(cls, "target_ops", None)
+    if ops is None:
+        ops = getattr(cls, "_TARGET_OPS", None)
     if ops is None or callable(ops) or isinstance(ops, (str, bytes)):
         return frozenset()
     try:

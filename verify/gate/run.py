@@ -17,7 +17,9 @@ Two drivers:
   pair of lowerings checks ~150 passes at once, yet each unsound verdict is a single pass's,
   with a minimal reproducer. After the main budget, top-up rounds draw graphs only for the
   passes still short of evidence, biased to what each lacks (graphs with its targeted ops for
-  copy, without them for skip), within a graph and time budget.
+  copy, without them for skip), within a graph and time budget. With the quantized stage among
+  its stages, the passes the quantizer's pipeline invokes too are then checked there, one by one
+  (`annotation_checks`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
-from verify.gate.graphs import Aim, drawn_counts, form_link, form_route, strategy_for
+from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, drawn_counts, form_link, form_route,
+                               strategy_for)
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
@@ -202,10 +205,15 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
-        targeted = gp.aimed_ops(cls, ann.targeted_ops)
-        strategy = strategy_for(targeted, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
-                                forms=form_route(cls, ops), link=form_link(cls, ops),
-                                declared=gp.ops_declared_by(cls))
+        annotation = v.how == "annotation"  # the quantizer's pipeline: its ATen graph, no lowering
+        targeted = gp.aimed_ops(cls, ann.targeted_ops, annotation)
+        if annotation:
+            strategy = annotation_strategy(targeted, max_ops, ops, mode, gp.ops_named_by(cls),
+                                           gp.ops_declared_by(cls), annotation_route(cls, ops))
+        else:
+            strategy = strategy_for(targeted, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
+                                    forms=form_route(cls, ops), link=form_link(cls, ops),
+                                    declared=gp.ops_declared_by(cls))
         counts = {"examples": 0, "vacuous": 0}
         aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
         drawn = Counter()
@@ -798,9 +806,47 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         elif v.verdict is GateVerdict.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         verdicts[qn] = v
+    if ANNOTATION_STAGE in stages:
+        annotation_checks(classes, verdicts, examples, out, seed, max_ops, shrink_seconds, ops, min_evidence,
+                          run_deadline)
     for qn, v in verdicts.items():
         judge(v, classes.get(qn), min_evidence)
     return list(verdicts.values())
+
+
+ANNOTATION_STAGE = "quantized"  # the stage whose target's quantizer the annotation checks run
+
+
+def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict], examples: int, out: Path,
+                      seed: int | None, max_ops: int, shrink_seconds: float, ops: list[str] | None,
+                      min_evidence: int, deadline: float | None) -> None:
+    """Check, in the quantizer's transform_for_annotation pipeline too (`check.run_annotation`),
+    every pass both it and the lowering pipeline invoke (`reach.quantizer_first`), and merge the
+    verdict into the pass's (verdict.merge_stages: evidence summed, a failure wins).
+
+    Why: a pass both pipelines invoke has one annotation for both, and fastpass acts in the
+    quantizer's whenever a user quantizes under it (`python -m fastpass run`); the lowering
+    stages quantize outside fastpass, so an annotation wrong only there passed them
+    (DecomposeGroupNormPass without aten.group_norm, the gate's self-test). In this process, one
+    pass after another: no lowering, ~0.4 s a graph."""
+    from generators.random.reach import quantizer_first
+
+    both = quantizer_first()
+    for qn, cls in classes.items():
+        if cls.__name__ not in both or qn not in verdicts or verdicts[qn].verdict.fails:
+            continue
+        if _stopped() or (deadline is not None and time.monotonic() > deadline):
+            why = _missing()
+            verdicts[qn].not_finished(why, _unfinished_reason(why, "its check in the quantizer's pipeline"))
+            continue
+        v = gate_pass(cls, None, examples, ANNOTATION_STAGE, out, seed, how="annotation", max_ops=max_ops,
+                      shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+        merged = merge_stages([verdicts[qn], v])
+        merged.unfinished = verdicts[qn].unfinished
+        verdicts[qn] = merged
+        if _stopped():
+            verdicts[qn].not_finished(Unfinished.STOPPED,
+                                      _unfinished_reason(Unfinished.STOPPED, "its check in the quantizer's pipeline"))
 
 
 def judge(v: PassVerdict, cls: type | None, min_evidence: int) -> None:
