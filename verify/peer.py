@@ -60,14 +60,13 @@ from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, GIB, JobFiles, RunStoppe
                                   launch_command, launch_module, stop_on_signals, stop_signal)
 from verify.jobs.pool import run_in_pool
 from verify.lowering.mode import Mode
-from verify.report.verdict import Verdict
+from verify.report.peer import OUTCOMES, mismatches, summary
 from verify.usage import UsageError
 
 
 # the suite's runs: the two lowering modes (verify.lowering.mode), and crosscheck
 MODES: dict[str, list[str]] = {Mode.STOCK.value: [], Mode.FASTPASS.value: ["--fastpass=on"],
                                "crosscheck": ["--fastpass=crosscheck"]}
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 @dataclass
@@ -501,97 +500,12 @@ def run_modes(modes: list[str], parallel: bool, shards: int, suites: list[Path],
     return finished, [m for m in modes if m not in {r.mode for r in finished}]
 
 
-def mismatches(runs: list[ModeRun]) -> list[tuple[str, dict[str, str]]]:
-    """Tests whose outcome is not the same in every mode (missing in a mode: 'not run')."""
-    tests = sorted(set().union(*(r.outcomes for r in runs)))
-    found = []
-    for test in tests:
-        per_mode = {r.mode: r.outcomes.get(test, "not run") for r in runs}
-        if len(set(per_mode.values())) > 1:
-            found.append((test, per_mode))
-    return found
-
-
 def summarize(runs: list[ModeRun], stopped_by: str | None = None, unfinished: list[str] = (),
               not_runnable: dict[str, str] | None = None) -> int:
-    """Print the comparison of `runs`; 1 on any mismatch, divergence, unchecked lowering, failed
-    mode or lost xdist worker, else 0. Stopped by a signal, it compares the modes that finished
-    and says which did not (the caller exits 130/143). `not_runnable`: the files the collection
-    probe left out of every mode, with why (listed; they do not fail the run)."""
-    if not_runnable:
-        print(f"\nnot run in any mode: {len(not_runnable)} test files that do not collect here")
-        for path, reason in not_runnable.items():
-            print(f"  {path}: {reason}")
-    if not runs:
-        print(f"\npeer: stopped by {stopped_by} before any mode finished" if stopped_by
-              else "\npeer: no mode ran")
-        return 1
-    print("\noutcomes per mode:")
-    print(f"  {'':12}" + "".join(f"{o:>9}" for o in OUTCOMES) + f"{'total':>9}{'seconds':>9}")
-    for run in runs:
-        counts = Counter(run.outcomes.values())
-        print(f"  {run.mode:12}" + "".join(f"{counts.get(o, 0):>9}" for o in OUTCOMES)
-              + f"{len(run.outcomes):>9}{run.seconds:>9.0f}")
-    failed = False
-    for run in runs:
-        if run.error is not None:
-            failed = True
-            print(f"  FAILED {run.mode}: {run.error}")
-        for lost in run.report.get("lost_workers", []):
-            failed = True
-            print(f"  LOST WORKER {run.mode}: xdist worker {lost['worker']} went down ({lost['error']}); "
-                  f"the tests it was running have no outcome")
-    diff = mismatches(runs)
-    print(f"\ntests with the same outcome in every mode: {len(set().union(*(r.outcomes for r in runs))) - len(diff)}; "
-          f"mismatches: {len(diff)}")
-    for test, per_mode in diff:
-        failed = True
-        print(f"  MISMATCH {test}: " + ", ".join(f"{m} {o}" for m, o in per_mode.items()))
-    stock = next((r for r in runs if r.mode == Mode.STOCK), runs[0])
-    if stock.report["skip_reasons"]:
-        print(f"\nskipped by the suite's own markers ({stock.mode}), by reason:")
-        for reason, count in stock.report["skip_reasons"].items():
-            print(f"  {count:5}  {reason}")
-    check = next((r for r in runs if r.mode == "crosscheck" and r.error is None), None)
-    if check is not None:
-        totals = check.report["crosscheck"]
-        work = totals["fastpass_work"]
-        print(f"\ncrosscheck: {totals['crosschecked']} lowerings crosschecked "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(totals['by_entry_point'].items()))}): "
-              f"{totals['identical']} identical, {totals['divergent']} divergent, {totals['unchecked']} unchecked")
-        print(f"  lowering time summed: stock {totals['stock_seconds']:.1f} s, fastpass {totals['fastpass_seconds']:.1f} s")
-        print(f"  what fastpass did: {work['passes_skipped']} of {work['passes_run'] + work['passes_skipped']} pass "
-              f"invocations skipped, {work['nodes_copied']} of {work['nodes_copied'] + work['nodes_dispatched']} "
-              f"nodes copied; {totals['calls_with_fastpass_work']} calls with skip or copy at work")
-        for d in totals["divergences"]:
-            where = (d["first_divergence"] or {}).get("label", "?")
-            repro = d["reproducer"] or {}
-            print(f"  DIVERGENT {d['test']}: {d['entry_point']} at {where} "
-                  f"(checks {', '.join(d['failed_checks'])}); replay: {repro.get('command') or repro.get('limitation')}")
-        for record in check.report["records"]:
-            if Verdict(record["verdict"]) is Verdict.UNCHECKED:
-                print(f"  UNCHECKED {record['context']}: {record['unchecked_reason']}")
-        nondeterministic = totals.get("nondeterministic_calls", [])
-        for n in nondeterministic:
-            from verify.compare.divergence import OrderRecheck  # here: it imports torch
-
-            recheck = OrderRecheck.from_json(n["order_recheck"])
-            print(f"  STOCK NONDETERMINISTIC {n['test']}: {n['entry_point']} (checks {', '.join(n['failed_checks'])}): "
-                  f"{recheck.describe() if recheck else '?'}; input: {(n['reproducer'] or {}).get('path')}")
-        failed = failed or bool(totals["divergent"] or totals["unchecked"])
-    if check is not None and not failed and nondeterministic:
-        verdict_line = (f", every crosschecked lowering identical except {len(nondeterministic)} that stock "
-                        f"itself does not lower deterministically (not comparable; an executorch finding, above)")
-    else:
-        verdict_line = ", every crosschecked lowering identical" if check else ""
-    if stopped_by is not None:
-        print(f"\npeer: STOPPED by {stopped_by}: compared the modes that finished ({', '.join(r.mode for r in runs)}); "
-              f"not finished: {', '.join(unfinished) or 'none'}" + ("; FAILED (see above)" if failed else ""))
-        return 1
-    left_out = f" ({len(not_runnable)} test files not runnable here, listed above)" if not_runnable else ""
-    print("\npeer: " + ("FAILED (see above)" if failed else "every test has the same outcome in every mode"
-                        + verdict_line + left_out))
-    return 1 if failed else 0
+    """Print the comparison of `runs` (verify.report.peer.summary) and return its exit status."""
+    result = summary(runs, stopped_by, unfinished, not_runnable)
+    print(result.text)
+    return result.exit
 
 
 def main(argv: list[str] | None = None) -> int:
