@@ -19,6 +19,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from verify.gate import run
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
 from verify.report.verdict import Feature, GateVerdict
@@ -338,7 +339,9 @@ def _summary(verdicts: list[PassVerdict]) -> list:
 def test_stage_searches_in_workers_give_the_same_verdicts_whatever_the_number_of_workers(tmp_path, caplog):
     """Each stage's search in a worker of its own, -j 1 and -j 2 (fixed seed, per-stage seeds,
     pinned hash seed): the same verdicts, evidence and order; every pass's evidence is the sum
-    over both stages; the workers' progress lines reach this process's logging."""
+    over both stages and, both passes being ones the quantizer's pipeline invokes too, its check
+    there (run.annotation_checks, 2 graphs per feature); the workers' progress lines reach this
+    process's logging."""
     import logging
 
     caplog.set_level(logging.INFO)
@@ -347,8 +350,10 @@ def test_stage_searches_in_workers_give_the_same_verdicts_whatever_the_number_of
     assert _summary(one) == _summary(two)
     assert [v.qualname for v in one] == [SIGN, MINMAX]
     for v in one:
-        assert v.stage == "edge-fp,quantized" and v.examples == 4, (v.name, v.stage, v.examples)
-        assert all(e.examples == 4 for e in v.evidence.values())
+        # the stages' 4 graphs, and the annotation check's 2 per feature it checks
+        assert v.stage == f"edge-fp,quantized,{run.ANNOTATION_LABEL}" and v.examples == 4 + 2 * len(v.evidence), \
+            (v.name, v.stage, v.examples)
+        assert all(e.examples == 6 for e in v.evidence.values())
         assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED), (v.name, v.verdict, v.reason)
     assert "[edge-fp] graph 1/2" in caplog.text and "[quantized] graph 2/2" in caplog.text
     assert "stage quantized: 2 pass(es) searched" in caplog.text  # the finished stage's line

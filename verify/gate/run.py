@@ -815,6 +815,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
 
 
 ANNOTATION_STAGE = "quantized"  # the stage whose target's quantizer the annotation checks run
+ANNOTATION_LABEL = "quantized:annotation"  # how a verdict's stages name that check
 
 
 def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict], examples: int, out: Path,
@@ -841,6 +842,7 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
             continue
         v = gate_pass(cls, None, examples, ANNOTATION_STAGE, out, seed, how="annotation", max_ops=max_ops,
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
+        v.stage = ANNOTATION_LABEL  # its reproducer names the stage whose quantizer ran (ANNOTATION_STAGE)
         merged = merge_stages([verdicts[qn], v])
         merged.unfinished = verdicts[qn].unfinished
         verdicts[qn] = merged
