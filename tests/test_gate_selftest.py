@@ -333,3 +333,33 @@ def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits
     assert "self-test: incomplete: " in stdout
     assert json.loads(report.read_text())["complete"] is False
     assert not processes_mentioning(str(out)), "a shard outlived the stop"
+
+
+def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path):
+    """A stop during a mutant's gate run makes that run an error ("not run: stopped by SIGTERM"),
+    which CI would fail on; counted as a kill, it and every mutant after it (each gated at once
+    into the same error) inflated the score: a -j 2 run stopped mid-way recorded six mutants
+    'killed (error, 0 s)'. Now the cut-short mutant and the rest are not recorded, and the
+    report is short of the sample (main calls it incomplete)."""
+    import signal
+
+    from verify.jobs import launcher
+
+    classes = toys("RewritesUndeclaredOpPass", "UndeclaredRewritePass")
+    calls = []
+
+    def gate(mutant_classes, out, seed):
+        calls.append(next(iter(mutant_classes)))
+        if len(calls) == 2:  # the stop arrives during the second gated mutant
+            launcher.stop_all(signal.SIGTERM)
+            return SimpleNamespace(verdict=GateVerdict.ERROR, reproducers={},
+                                   reason="not run: stopped by SIGTERM before its search finished")
+        return SimpleNamespace(verdict=GateVerdict.SOUND, reproducers={}, reason="")
+
+    try:
+        report = st.self_test(classes, 3, 0, gate, tmp_path, threshold=0.8)
+    finally:
+        launcher.reset_after_stop()
+    gated = [r for r in report.results if r.verdict is not st.MutantVerdict.EQUIVALENT]
+    assert len(calls) == 2 and [r.verdict for r in gated] == [st.MutantVerdict.SURVIVED], report.results
+    assert not any(r.verdict is st.MutantVerdict.KILLED for r in report.results)

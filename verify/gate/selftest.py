@@ -290,8 +290,12 @@ def ci_verdict(verdicts: list, qualname: str):
     return next((v for v in verdicts if v.verdict.fails), own if own is not None else verdicts[0])
 
 
-def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult:
+def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult | None:
+    """The mutant's result, or None when a stop cut its gate run short (its `error` then says
+    "not run: stopped", which would otherwise count as a kill)."""
     from fastpass.annotations import overridden
+
+    from verify.report.verdict import GateVerdict
 
     start = time.perf_counter()
     argument = equivalence(mutant)
@@ -304,6 +308,8 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
                             reason=gap)
     with overridden({mutant.qualname: mutant.entry}):
         v = gate({mutant.qualname: mutant.cls}, out, seed)
+    if _stopped() and v.verdict is GateVerdict.ERROR:
+        return None  # cut short by the stop: an error saying "not run", not CI's verdict on the mutant
     killed = v.verdict.fails
     reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None
     return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail,
@@ -319,8 +325,12 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
     chosen = sample(derive_mutants(classes), n, seed)
     first, step = shard
     for index, mutant in list(enumerate(chosen, 1))[first::step]:
+        if _stopped():  # the rest are not gated; the run is incomplete (main says so)
+            break
         _log.info("gate self-test: [%d/%d] %s", index, len(chosen), mutant.label)
         result = run_mutant(index, mutant, gate, out / f"mutant-{index}", seed)
+        if result is None:
+            break
         report.results.append(result)
         if on_result:
             on_result(result)
