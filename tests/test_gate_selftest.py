@@ -338,7 +338,7 @@ def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits
 def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path):
     """A stop during a mutant's gate run makes that run an error ("not run: stopped by SIGTERM"),
     which CI would fail on; counted as a kill, it and every mutant after it (each gated at once
-    into the same error) inflated the score: a -j 2 run stopped mid-way recorded six mutants
+    into the same error) inflated the score: a -j 2 run stopped mid-way recorded four mutants
     'killed (error, 0 s)'. Now the cut-short mutant and the rest are not recorded, and the
     report is short of the sample (main calls it incomplete)."""
     import signal
