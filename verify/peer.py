@@ -33,8 +33,9 @@ that finished are summarized and peer exits 130/143.
 With `--cluster ADDRESS|auto` (or `RAY_ADDRESS`; verify.cluster) each mode's pytest process
 (each of its `--shards N`: they spread a mode over N jobs) is a job of one CPU on a Ray cluster
 (a module job of verify.jobs, verify.jobs.launcher.launch_module): its arguments, reports and
-comparison exactly as here. A job's folder is the run's folder (every file a mode's pytest process writes is in it: its report, JUnit
-XML, log, reproducers; its ini is sent along) and what it wrote comes back there. The test files
+comparison exactly as here. A job's folder is the run's folder (every file a mode's pytest
+process writes is in it: its report, JUnit XML, log, reproducers; its ini is sent along) and
+what it wrote comes back there. The test files
 are not sent: they are part of the executorch installation (or the checkout) each node has, at
 the same path as here. The collection probe, one short process, runs here.
 """

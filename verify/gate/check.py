@@ -388,11 +388,9 @@ def run_annotation(spec, cls: type, stage: str, features: tuple[str, ...] | None
     them all."""
     import fastpass
 
-    from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, quantization_config
+    from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, quantizer_for
 
-    target = target_for(stage)
-    quantizer = target.make_quantizer(target.make_spec())
-    quantizer.set_global(quantization_config(RANDOM_GRAPH_CALIBRATION))
+    quantizer = quantizer_for(target_for(stage), RANDOM_GRAPH_CALIBRATION)
     graph_module = copy.deepcopy(annotation_input(spec, stage))
     ctx = contextlib.nullcontext() if features is None else fastpass.enabled(features=features, trust=TRUST)
     with gp.only(cls), ctx:

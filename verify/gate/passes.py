@@ -260,13 +260,19 @@ def edge_only(cls: type) -> bool:
             and name not in quantizer_first() and name not in QUANTIZER_ONLY)
 
 
+def in_place_overload(name: str) -> bool:
+    """`aten.add_.Tensor`, not `aten._to_copy.default`: an ATen op that writes its input."""
+    namespace, op = (name.split(".") + [""])[:2]
+    return namespace == "aten" and op.endswith("_") and not op.startswith("_")
+
+
 def never_in_edge_graph(name: str) -> bool:
     """An op name no program to_edge hands the passes holds: an in-place ATen overload (the
     program is functional) or the ATen form of a view op (to_edge made it its ``*_copy`` form)."""
     from generators.random.reach import VIEW_OPS
 
     namespace, op = (name.split(".") + [""])[:2]
-    return namespace == "aten" and (op in VIEW_OPS or (op.endswith("_") and not op.startswith("_")))
+    return in_place_overload(name) or (namespace == "aten" and op in VIEW_OPS)
 
 
 def aimed_ops(cls: type, targeted: Iterable[Any], annotation: bool = False) -> list[Any]:

@@ -202,11 +202,12 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         return v
     unsound = []
     ops = stage_ops(stage, ops)
+    annotation = v.how == "annotation"  # the quantizer's pipeline: its ATen graph, no lowering
+    targeted = gp.aimed_ops(cls, ann.targeted_ops, annotation)
+    aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
-        annotation = v.how == "annotation"  # the quantizer's pipeline: its ATen graph, no lowering
-        targeted = gp.aimed_ops(cls, ann.targeted_ops, annotation)
         if annotation:
             strategy = annotation_strategy(targeted, max_ops, ops, mode, gp.ops_named_by(cls),
                                            gp.ops_declared_by(cls), annotation_route(cls, ops))
@@ -215,7 +216,6 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
                                     forms=form_route(cls, ops), link=form_link(cls, ops),
                                     declared=gp.ops_declared_by(cls))
         counts = {"examples": 0, "vacuous": 0}
-        aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
         drawn = Counter()
 
         def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn):
@@ -508,14 +508,13 @@ class _Registry:
 def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want: Callable[[str], str]):
     """A strategy over `names`: pick a pass, draw a graph biased to its targeted ops (`want(qn)`:
     "both", or the feature it lacks evidence for)."""
-    from fastpass.annotations import lookup
     from hypothesis import strategies as st
 
     suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
     forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
     links = {qn: form_link(cls, ops) for qn, cls in classes.items()}
     declared = {qn: gp.ops_declared_by(cls) for qn, cls in classes.items()}
-    targeted = {qn: gp.aimed_ops(cls, lookup(cls).targeted_ops) for qn, cls in classes.items()}
+    targeted = {qn: aimed_targeted_ops(cls) for qn, cls in classes.items()}
 
     def strategy_of(names: list[str]):
         # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
@@ -564,8 +563,6 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     entries for what the stage could not pin on a pass (`<search-error:STAGE...>`,
     `<unattributed:STAGE>`). `plan.seconds` counts from this call; `plan.not_after` caps it.
     `checkpoint(verdicts)` is called with the verdicts so far after every graph counted."""
-    from fastpass.annotations import lookup
-
     from verify.gate.graphs import vocabulary_split
 
     stage = plan.stage
@@ -575,7 +572,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     for v in reg.verdicts.values():
         v.how, v.stage = "batch", stage
     biasable = {qn for qn, cls in classes.items()
-                if vocabulary_split(gp.aimed_ops(cls, lookup(cls).targeted_ops), ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
+                if vocabulary_split(aimed_targeted_ops(cls), ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
     now = time.monotonic()
     stage_deadline = main_deadline = None
     if plan.seconds is not None:
@@ -662,6 +659,13 @@ def top_up(reg: "_Registry", stage: str, active: set[str], classes: dict[str, ty
                            until=lambda qn=qn: qn not in active or not reg.lacking(qn),
                            copy_only=starved.__contains__)
     return done
+
+
+def aimed_targeted_ops(cls: type) -> list:
+    """The pass's targeted ops a lowering stage's graphs are aimed at (passes.aimed_ops)."""
+    from fastpass.annotations import lookup
+
+    return gp.aimed_ops(cls, lookup(cls).targeted_ops)
 
 
 def lookup_ops(cls: type) -> frozenset:
@@ -843,9 +847,7 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
         v = gate_pass(cls, None, examples, ANNOTATION_STAGE, out, seed, how="annotation", max_ops=max_ops,
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
         v.stage = ANNOTATION_LABEL  # its reproducer names the stage whose quantizer ran (ANNOTATION_STAGE)
-        merged = merge_stages([verdicts[qn], v])
-        merged.unfinished = verdicts[qn].unfinished
-        verdicts[qn] = merged
+        verdicts[qn] = merge_stages([verdicts[qn], v])  # a finished check (an unfinished one fails: skipped)
         if _stopped():
             verdicts[qn].not_finished(Unfinished.STOPPED,
                                       _unfinished_reason(Unfinished.STOPPED, "its check in the quantizer's pipeline"))

@@ -212,7 +212,7 @@ def equivalence(mutant: Mutant) -> str | None:
         # stand until its RewriteInplaceArithmeticPass; fastpass acts there when a user enables it
         # around quantization), not on the exported graph itself
         edge_only = gp.edge_only(mutant.cls)
-        if edge_only and namespace == "aten" and op.endswith("_") and not op.startswith("_"):
+        if edge_only and gp.in_place_overload(mutant.detail):
             return (f"{mutant.detail} is an in-place overload and the pass sees edge graphs only: to_edge's "
                     "functional program holds none")
         kept = {gp.op_name(o) for o in mutant.entry.ops}

@@ -51,6 +51,14 @@ def quantization_config(calibration: str = "histogram"):
                                label=f"{config.label} with MinMaxObserver activations")
 
 
+def quantizer_for(target: Target, calibration: str = "histogram"):
+    """`target`'s quantizer with the global config every quantization here uses
+    (`quantization_config(calibration)`)."""
+    quantizer = target.make_quantizer(target.make_spec())
+    quantizer.set_global(quantization_config(calibration))
+    return quantizer
+
+
 def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target, calibration: str = "histogram"):
     """Return the ExportedProgram both modes lower.
 
@@ -67,8 +75,7 @@ def export_program(model: torch.nn.Module, example_inputs: tuple, target: Target
             return torch.export.export(model, example_inputs)
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-        quantizer = target.make_quantizer(target.make_spec())
-        quantizer.set_global(quantization_config(calibration))
+        quantizer = quantizer_for(target, calibration)
         graph_module = torch.export.export(model, example_inputs).module(check_guards=False)
         stage = "quantize"
         prepared = prepare_pt2e(graph_module, quantizer)

@@ -231,9 +231,9 @@ def run_cases(cases: list[Case], options: RunOptions,
               on_report: Callable[[CaseReport], None] = lambda r: None, parallel: int = 1) -> list[CaseReport]:
     """Run every case, `parallel` at once (verify.jobs.pool: each case's workers are its own);
     a broken case is recorded and the run goes on. `on_report` gets each finished case as it
-    finishes (the journal), one at a time; `progress` lines never interleave. When the run is stopped (verify.jobs.launcher's stop_all,
-    on SIGINT/SIGTERM) the cases in flight are dropped and the finished ones returned, in the
-    order of `cases`.
+    finishes (the journal), one at a time; `progress` lines never interleave. When the run is
+    stopped (verify.jobs.launcher's stop_all, on SIGINT/SIGTERM) the cases in flight are dropped
+    and the finished ones returned, in the order of `cases`.
 
     A write the file system refuses (full disk, no permission: verify.output_paths.CannotWrite)
     is no case's fault and would fail every case after it: no case starts after it, it is raised
