@@ -176,14 +176,14 @@ def _real_mutant(pass_name: str, detail: str) -> st.Mutant:
     return mutant
 
 
-def _killed_on(mutant: st.Mutant, spec_json: dict, stage: str) -> list[str]:
+def _killed_on(mutant: st.Mutant, spec_json: dict, stage: str, modes=("skip", "copy")) -> list[str]:
     from fastpass.annotations import overridden
     from generators.random._spec import GraphSpec
     from verify.gate import check
 
     spec = GraphSpec.from_json(json.dumps(spec_json))
     out = []
-    for mode in ("skip", "copy"):
+    for mode in modes:
         with overridden({mutant.qualname: mutant.entry}):
             outcome = check.pipeline_example(spec, mutant.cls, mode, stage)
         assert not outcome.vacuous, outcome.vacuous
@@ -300,10 +300,29 @@ def test_a_run_ci_fails_kills_the_mutant_whichever_verdict_fails():
 def test_an_int16_comparison_the_vocabulary_draws_kills_the_dropped_comparison():
     """CastIntComparisonInputsPass casts int8/int16 comparison inputs on FP-only TOSA; every
     comparison the vocabulary drew was of float32 values, so dropping one of its ops could not be
-    seen. `int_compare` (float targets) draws one."""
+    seen. `int_le` (float targets; one op per comparison) draws one."""
     mutant = _real_mutant("CastIntComparisonInputsPass", "aten.le.Tensor")
-    spec = _then_relu([1, 3, 4, 5], "int_compare", {"cmp": "le", "dtype": "int16"})
+    spec = _then_relu([1, 3, 4, 5], "int_le", {"dtype": "int16"})
     assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+
+
+def test_an_int32_clamp_the_vocabulary_draws_kills_the_dropped_scalar_clamp():
+    """DecomposeTOSAUnsupportedClampPass rewrites a scalar clamp only of int32 values; `clamp`
+    drew float32 ones, so its mutant without clamp.default survived the self-test. `int_clamp`
+    draws one. Stock lowering then fails after the rewrite (TOSA-1.0+FP has no int32 MAXIMUM),
+    and the mutant, which copies the clamp instead, fails elsewhere: a different outcome."""
+    mutant = _real_mutant("DecomposeTOSAUnsupportedClampPass", "aten.clamp.default")
+    spec = _then_relu([1, 3, 4, 5], "int_clamp", {"bounds": [-2, 3]})
+    assert _killed_on(mutant, spec, "edge-fp", modes=("copy",)) == ["copy"]
+
+
+def test_a_mul_of_bools_the_vocabulary_draws_kills_the_dropped_mul():
+    """PromoteBoolOperandsPass rewrites only a mul with a bool operand; `mul` drew float32 ones,
+    so its mutant without mul.Tensor (its only op) was called sound by the self-test. `bool_mul`
+    multiplies two comparisons."""
+    mutant = _real_mutant("PromoteBoolOperandsPass", "aten.mul.Tensor")
+    spec = _then_relu([1, 3, 4, 5], "bool_mul", {"low": 0.0})
+    assert _killed_on(mutant, spec, "edge-fp") == ["copy"]
 
 
 def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits_130(tmp_path):

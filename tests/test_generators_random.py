@@ -180,9 +180,12 @@ def test_graphs_respects_ops_and_sizes():
 
 
 def test_graphs_produce_branches_and_reuse():
+    """60 graphs, not 40: the draws are derandomized, and with the vocabulary of 2026-12-05 (134
+    ops) the first 40 of this test's stream held no `x op x` (724 ops; 9 in the first 50, 34 in
+    60), although other streams of 40 hold about a dozen."""
     seen = []
 
-    @settings(FAST, max_examples=40, phases=[Phase.generate])
+    @settings(FAST, max_examples=60, phases=[Phase.generate])
     @given(graphs())
     def inner(spec):
         seen.append(spec)

@@ -6,15 +6,21 @@ the ARM partitioner keeps many of these un-decomposed).  ``CORE``: ops after
 The test suite checks every vocabulary op has entries and that a fresh export hits EXPORT.
 """
 
-# The int-operand ops (a float value and an int8/16/32 one in one op) are core ATen as exported:
-# the same rows in both tables.
+# The int-operand ops (a float value and an int8/16/32 one in one op, or an int32 clamp) are core
+# ATen as exported: the same rows in both tables.
 _INT_OPERANDS = {
     'int_add': ('aten.add.Tensor',),
     'int_sub': ('aten.sub.Tensor',),
     'int_mul': ('aten.mul.Tensor',),
     'int_div': ('aten.div.Tensor',),
     'int_minimum': ('aten.minimum.default',),
-    'int_compare': ('aten._to_copy.default', 'aten.eq.Tensor', 'aten.ge.Tensor', 'aten.gt.Tensor', 'aten.le.Tensor', 'aten.lt.Tensor', 'aten.ne.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_gt': ('aten._to_copy.default', 'aten.gt.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_lt': ('aten._to_copy.default', 'aten.lt.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_ge': ('aten._to_copy.default', 'aten.ge.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_le': ('aten._to_copy.default', 'aten.le.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_eq': ('aten._to_copy.default', 'aten.eq.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_ne': ('aten._to_copy.default', 'aten.ne.Tensor', 'aten.neg.default', 'aten.where.self'),
+    'int_clamp': ('aten._to_copy.default', 'aten.clamp.default', 'aten.mul.Tensor'),
 }
 
 EXPORT = {
@@ -142,6 +148,7 @@ EXPORT = {
     'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
     'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
     'high_rank_permute': ('aten.permute.default', 'aten.reshape.default'),
+    'bool_mul': ('aten.gt.Scalar', 'aten.lt.Scalar', 'aten.mul.Tensor', 'aten.to.dtype'),
 }
 
 CORE = {
@@ -269,4 +276,5 @@ CORE = {
     'permuted_pair': ('aten.add.Tensor', 'aten.mul.Tensor', 'aten.permute.default', 'aten.relu.default', 'aten.sub.Tensor'),
     'rescaled_permute': ('aten.add.Tensor', 'aten.permute.default', 'aten.sub.Tensor'),
     'high_rank_permute': ('aten.permute.default', 'aten.view.default'),
+    'bool_mul': ('aten._to_copy.default', 'aten.gt.Scalar', 'aten.lt.Scalar', 'aten.mul.Tensor'),
 }

@@ -178,8 +178,10 @@ AVOID_DIRECT_PRODUCERS = {"batch_norm": frozenset({"batch_norm"})}
 # embedding: acts only on tosa-fp (see FLOAT_ONLY).
 # the int_* ops below: a float value and an int32 buffer in one arithmetic op
 INT_OPERAND = ("int_add", "int_sub", "int_mul", "int_div", "int_minimum")
+# the int_* comparisons below: int8/int16 values compared, one vocabulary op per comparison
+INT_COMPARE = ("int_gt", "int_lt", "int_ge", "int_le", "int_eq", "int_ne")
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
-                         *INT_OPERAND, "embedding", "int_compare"})
+                         *INT_OPERAND, "embedding", *INT_COMPARE, "int_clamp"})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
 # (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;
@@ -188,8 +190,9 @@ QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_simila
 # delegates; on INT targets it lowers, but the quantizer's transform_for_annotation copy of
 # DecomposeEmbeddingPass has already made it index_select: measured, relu -> embedding -> abs on
 # tosa-int hands the lowering's DecomposeEmbeddingPass index_select and it copies nothing;
-# int_compare: an int8/int16 comparison, which the quantizer would annotate too).
-FLOAT_ONLY = frozenset({"addmm", *INT_OPERAND, "embedding", "int_compare"})
+# int_gt ... int_ne: an int8/int16 comparison, which the quantizer would annotate too;
+# int_clamp: an int32 clamp, likewise).
+FLOAT_ONLY = frozenset({"addmm", *INT_OPERAND, "embedding", *INT_COMPARE, "int_clamp"})
 
 
 REGISTRY: dict[str, _OpDef] = {}
@@ -398,24 +401,34 @@ for _op, (_sym, _aten) in _INT_OPERAND_OPS.items():
 
 # A comparison of int8/int16 values, selecting between float ones: the form
 # CastIntComparisonInputsPass casts (FP-only TOSA has no integer comparison); every other
-# comparison the vocabulary draws is of float32 values. Float targets only (FLOAT_ONLY).
+# comparison the vocabulary draws is of float32 values. One vocabulary op per comparison (int_gt
+# ... int_ne), as for the int_* arithmetic: a drawn op then presents one comparison, so the
+# gate's aim at a comparison dropped from the pass's annotation finds it among the untargeted
+# ops (one op drawing all six presented them all as targeted: the self-test's mutant without
+# le.Tensor survived). Float targets only (FLOAT_ONLY).
 _INT_CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
+assert INT_COMPARE == tuple(f"int_{c}" for c in _INT_CMPS)
 
 
 def _int_compare_inst(ctx):
-    return {"cmp": ctx.choice(list(_INT_CMPS)), "dtype": ctx.choice(["int16", "int8"])}, [], ctx.x
+    return {"dtype": ctx.choice(["int16", "int8"])}, [], ctx.x
 
 
-def _int_compare_emit(args, params, in_shapes):
-    width = in_shapes[0][-1]
-    x, dtype = args[0], params["dtype"]
-    values = [i % 5 - 2 for i in range(width)]
-    return (f"torch.where({x}.to(torch.{dtype}) {_INT_CMPS[params['cmp']]} self.{{c}}, {x}, -{x})",
-            [("c", (width,), values, dtype, True)])
+def _int_compare(cmp):
+    def emit(args, params, in_shapes):
+        width = in_shapes[0][-1]
+        x, dtype = args[0], params["dtype"]
+        values = [i % 5 - 2 for i in range(width)]
+        return (f"torch.where({x}.to(torch.{dtype}) {_INT_CMPS[cmp]} self.{{c}}, {x}, -{x})",
+                [("c", (width,), values, dtype, True)])
+
+    return emit
 
 
-REGISTRY["int_compare"] = _OpDef("int_compare", tuple(f"aten.{c}.Tensor" for c in _INT_CMPS) + ("aten.where.self",),
-                                 _int_compare_inst, _int_compare_emit, accepts=_int_operand_ok, kind="binary")
+for _cmp in _INT_CMPS:
+    REGISTRY[f"int_{_cmp}"] = _OpDef(f"int_{_cmp}", (f"aten.{_cmp}.Tensor", "aten.where.self"), _int_compare_inst,
+                                     _int_compare(_cmp), accepts=_int_operand_ok, kind="binary")
+
 
 _CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
 

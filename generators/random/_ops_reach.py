@@ -714,3 +714,42 @@ def _high_rank_permute_emit(args, params, in_shapes):
 REGISTRY["high_rank_permute"] = _OpDef("high_rank_permute", ("aten.permute.default", "aten.reshape.default"),
                                        _high_rank_permute_inst, _high_rank_permute_emit,
                                        accepts=lambda x: _high_rank_split(x) is not None, kind="layout")
+
+
+# ---- values of the dtypes two passes act on alone -------------------------------------------
+
+def _int_clamp_inst(ctx):
+    """An int32 clamp (x scaled and cast to int32, clamped by scalars, cast back): the one clamp
+    DecomposeTOSAUnsupportedClampPass rewrites (TOSA has no int32 CLAMP; it leaves float and int8
+    scalar clamps alone), which `clamp`, of float32 values, never presents (its mutant without
+    clamp.default survived the gate's self-test). Float targets only (FLOAT_ONLY): on INT targets
+    the quantizer would annotate the int32 cast."""
+    return {"bounds": list(ctx.choice([(-2, 3), (0, None), (None, 1)]))}, [], ctx.x
+
+
+def _int_clamp_emit(args, params, in_shapes):
+    low, high = params["bounds"]
+    return (f"torch.clamp(({args[0]} * 4).to(torch.int32), min={_fmt(low)}, max={_fmt(high)}).to(torch.float32)",
+            [])
+
+
+REGISTRY["int_clamp"] = _OpDef("int_clamp", ("aten.clamp.default",), _int_clamp_inst, _int_clamp_emit,
+                               kind="unary")
+
+
+def _bool_mul_inst(ctx):
+    """A mul of two comparisons' bool values, cast back to float and scaling x: the one mul
+    PromoteBoolOperandsPass rewrites (TOSA has no bool MUL: it casts the operands to int32, and
+    the product back to bool), which `mul`, of float32 values, never presents (its mutant without
+    mul.Tensor survived the gate's self-test). A bool times a float is no such form: to_edge's
+    RemoveMixedTypeOperators casts the bool first."""
+    return {"low": ctx.choice([0.0, -0.5])}, [], ctx.x
+
+
+def _bool_mul_emit(args, params, in_shapes):
+    x = args[0]
+    return f"((({x} > {_fmt(params['low'])}) * ({x} < 1.0)).to(torch.float32) * {x})", []
+
+
+REGISTRY["bool_mul"] = _OpDef("bool_mul", ("aten.gt.Scalar", "aten.lt.Scalar", "aten.mul.Tensor"), _bool_mul_inst,
+                              _bool_mul_emit, kind="unary")

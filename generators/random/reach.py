@@ -316,6 +316,23 @@ FORM_ROUTES: dict[str, tuple[tuple[str, ...], str]] = {
                                          "two permutes of one value are merged first by FuseDuplicateUsersPass, so "
                                          "they need different producers (measured, relu -> permuted_pair -> abs: 3 "
                                          "nodes copied on all four stages)"),
+    "CastIntComparisonInputsPass": (("int_gt", "int_lt", "int_ge", "int_le", "int_eq", "int_ne"),
+                                    "the pass casts only the inputs of an int8/int16 comparison (FP-only TOSA has "
+                                    "none); every other comparison the vocabulary draws is of float32 values "
+                                    "(measured, int_le on (1, 3, 4, 5) then relu on edge-fp: 4 nodes copied; "
+                                    "FLOAT_ONLY)"),
+    "DecomposeTOSAUnsupportedClampPass": (("int_clamp",),
+                                          "the pass rewrites only an int32 scalar clamp (and clamp.Tensor); `clamp` "
+                                          "draws float32 ones. Measured, int_clamp then relu: stock lowering fails "
+                                          "on every stage after the pass's rewrite (edge-fp: 'TOSA-1.0+FP doesn't "
+                                          "support int32 for MAXIMUM'), so the form proves nothing sound, but an "
+                                          "annotation without clamp.default fails differently (killed on all four "
+                                          "stages). FLOAT_ONLY"),
+    "PromoteBoolOperandsPass": (("bool_mul",),
+                                "the pass rewrites only a mul with a bool operand; `mul` draws float32 ones, and a "
+                                "bool times a float is cast by to_edge's RemoveMixedTypeOperators first (measured, "
+                                "bool_mul then relu: 3 nodes copied on edge-fp, 12 on quantized and ethos-u85, 4 on "
+                                "ethos-u55)"),
     "RewriteHighRankSingletonPermutePass": (("high_rank_permute",),
                                             "the pass acts only on a permute of rank > 4 with size-1 dims that "
                                             "leave at most four others; earlier passes make a permute of an "
