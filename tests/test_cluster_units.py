@@ -165,3 +165,31 @@ def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
         for pid in processes_mentioning(marker):  # the worker: no die_with_parent in timeit
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_where_a_batch_job_ran_comes_back_with_it_whatever_the_log_level(tmp_path, caplog):
+    """verify.cluster.batch read a job's node from the backend's INFO log line, so under `-q`
+    (WARNING) every placement was unknown. The backend now tells the launcher (on_placed), and
+    the job's result carries it. A stand-in backend runs the worker here and says where."""
+    import logging
+
+    from verify.cluster.batch import PytestJob, run_batch
+    from verify.jobs import launcher
+
+    class HereButNamed:
+        def run(self, worker, files, cancel, on_placed=None):
+            code = launcher.run_here(worker, cancel)
+            if on_placed is not None:
+                on_placed(launcher.Placement("0123456789ab", "node-a"))
+            return code
+
+    (tmp_path / "test_one.py").write_text("def test_one():\n    assert True\n")
+    jobs = [PytestJob(f"job{i}", (str(tmp_path / "test_one.py"), "-q", "-p", "no:cacheprovider"),
+                      JobFiles(tmp_path), tmp_path / f"job{i}.log", cwd=tmp_path) for i in range(2)]
+    returned = []
+    caplog.set_level(logging.WARNING)
+    with launcher.using_backend(HereButNamed()):
+        assert run_batch(jobs, 2, returned.append) == []
+    assert sorted(r.job.name for r in returned) == ["job0", "job1"]
+    assert all(r.returncode == 0 for r in returned), [r.job.log_path.read_text() for r in returned]
+    assert {r.placement for r in returned} == {launcher.Placement("0123456789ab", "node-a")}

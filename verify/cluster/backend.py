@@ -43,7 +43,8 @@ from typing import Callable
 from verify.cluster.node import NodeResult, StopBoard, WorkerOutcome, run_job
 from verify.cluster.shipping import deliver, pack
 from verify.jobs.launcher import (
-    PARENT_PID_VARIABLE, JobFiles, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, stop_signal,
+    PARENT_PID_VARIABLE, JobFiles, Placement, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout,
+    stop_signal,
 )
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,8 @@ class RayBackend:
         self._task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(run_job)
         self._board = ray.remote(num_cpus=0)(StopBoard).remote()  # the driver's: it goes when the driver does
 
-    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None) -> int:
+    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None,
+            on_placed: Callable[[Placement], None] | None = None) -> int:
         folder = Path(os.path.abspath(files.folder))
         if not Path(os.path.abspath(worker.log_path)).is_relative_to(folder):
             raise ValueError(f"a cluster job's log must be in its folder {files.folder}, not {worker.log_path}")
@@ -115,6 +117,8 @@ class RayBackend:
         log.info("cluster: %s ran on node %s (%s): worker %.1f s, task %.1f s, round trip %.1f s, %d bytes sent, %d back",
                  worker.log_path.name, result.node[:12], result.host, result.worker_seconds, result.task_seconds,
                  time.perf_counter() - sent, parcel.size, sum(map(len, result.files.values())))
+        if on_placed is not None:
+            on_placed(Placement(result.node[:12], result.host))
         if result.outcome is WorkerOutcome.STOPPED:  # asked to stop: only _stop asks, and it raises first
             raise WorkerCancelled()
         if result.outcome is WorkerOutcome.TIMED_OUT:

@@ -13,23 +13,21 @@ Each job runs in one of `width` lanes (0 .. width-1, a lane runs its jobs one af
 xdist worker does): what a job wrote can be filed by lane, so that a campaign on N lanes reads
 like a local one on N workers.
 
-Where each job ran is read from the backend's own record of it (`verify.cluster.backend` logs
-one "ran on node" line per job, with the node and host as its arguments): the launcher hands back
-only the job's exit status. Under `-q` that record is not made and the node is unknown (None).
+Where each job ran comes back with it: the backend tells the job's verify.jobs.JobResult
+(`placement`, verify.jobs.launcher.Placement), whatever the log level.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import queue
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout,
-                                  launch_module)
+from verify.jobs.launcher import (DEFAULT_MEMORY_LIMIT, JobFiles, Placement, RunStopped, WorkerMemoryExceeded,
+                                  WorkerTimeout, module_job)
 from verify.jobs.pool import run_in_pool
 
 
@@ -47,14 +45,6 @@ class PytestJob:
 
 
 @dataclass(frozen=True)
-class Placement:
-    """Where a job ran: the node's Ray id (its first 12 hex digits, as the backend names it) and host."""
-
-    node: str
-    host: str
-
-
-@dataclass(frozen=True)
 class JobReturn:
     """A job that came back: its exit status (None: killed by the launcher, `failure` says why),
     the lane it ran in, its seconds from submission to return, and where it ran (None: unknown)."""
@@ -67,19 +57,6 @@ class JobReturn:
     failure: str | None = None
 
 
-class _Placements(logging.Handler):
-    """The backend's per-job record, by the job's log file name."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.found: dict[str, Placement] = {}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        args = record.args
-        if " ran on node " in str(record.msg) and isinstance(args, tuple) and len(args) >= 3:
-            self.found[str(args[0])] = Placement(str(args[1]), str(args[2]))
-
-
 def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn], None]) -> list[PytestJob]:
     """Run `jobs` (at most `width` at a time) and `merge` each as it returns; the jobs that did not
     return (the run was stopped, or the cluster stopped answering: both RunStopped). Any other
@@ -90,20 +67,19 @@ def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn]
     lanes: queue.SimpleQueue[int] = queue.SimpleQueue()
     for lane in range(width):
         lanes.put(lane)
-    placements = _Placements()
-    backend_log = logging.getLogger("verify.cluster.backend")
-
     def run(job: PytestJob) -> JobReturn:
+        from verify.jobs import execute
+
         lane = lanes.get()
         started = time.perf_counter()
         try:
             try:
-                code, failure = launch_module("pytest", job.args, log_path=job.log_path, files=job.files, timeout=None,
-                                              memory_limit=job.memory_limit, cwd=job.cwd), None
+                ended = execute(module_job("pytest", job.args, log_path=job.log_path, files=job.files, timeout=None,
+                                           memory_limit=job.memory_limit, cwd=job.cwd))
+                code, placement, failure = ended.returncode, ended.placement, None
             except (WorkerTimeout, WorkerMemoryExceeded) as exc:
-                code, failure = None, str(exc)
-            return JobReturn(job, code, lane, time.perf_counter() - started, placements.found.get(job.log_path.name),
-                             failure)
+                code, placement, failure = None, None, str(exc)
+            return JobReturn(job, code, lane, time.perf_counter() - started, placement, failure)
         finally:
             lanes.put(lane)
 
@@ -113,13 +89,10 @@ def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn]
         merge(job_return)
         merged.add(job_return.job.log_path.name)
 
-    backend_log.addHandler(placements)
     try:
         run_in_pool([functools.partial(run, job) for job in jobs], width, on_finished=returned, name="batch")
     except RunStopped:  # the jobs that returned are merged; the others are the caller's to name
         pass
-    finally:
-        backend_log.removeHandler(placements)
     return [job for job in jobs if job.log_path.name not in merged]
 
 

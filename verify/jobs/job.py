@@ -17,7 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping
 
-from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, JobFiles
+from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, JobFiles, Placement
 
 WORKER_MODULE = "verify.jobs.worker"
 JOB_SUFFIX = ".job.json"
@@ -80,11 +80,13 @@ def result_path_of(job_path: Path) -> Path:
 @dataclass(frozen=True)
 class JobResult:
     """How a job's worker ended: its exit status (negative: killed by that signal), the seconds
-    from start to end (start-up included), and whether it wrote its result (`read()` gives it)."""
+    from start to end (start-up included), where a backend ran it (None: here), and whether it
+    wrote its result (`read()` gives it)."""
 
     job: Job
     returncode: int
     seconds: float
+    placement: Placement | None = None
 
     @property
     def written(self) -> bool:
@@ -114,6 +116,8 @@ def execute(job: Job, cancel=None) -> JobResult:
         if files is not None:
             files = JobFiles(files.folder, (job.job_path, *files.inputs), files.awaited)
     start = time.perf_counter()
+    placed: list[launcher.Placement] = []
     returncode = launcher.launch(WORKER_MODULE, [argument], log_path=job.log_path, env=env, timeout=job.timeout,
-                                 cancel=cancel, memory_limit=job.memory_limit, cwd=job.cwd, files=files)
-    return JobResult(job, returncode, time.perf_counter() - start)
+                                 cancel=cancel, memory_limit=job.memory_limit, cwd=job.cwd, files=files,
+                                 on_placed=placed.append)
+    return JobResult(job, returncode, time.perf_counter() - start, placed[-1] if placed else None)

@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 log = logging.getLogger(__name__)
 
@@ -145,11 +145,23 @@ class JobFiles:
     awaited: tuple[Path, ...] = ()
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a backend ran a worker: the node's id (its first 12 hex digits, as the backend's
+    log names it) and its host. A worker run here has none."""
+
+    node: str
+    host: str
+
+
 class Backend(Protocol):
     """Runs a worker somewhere else; same return value and exceptions as `run_here`, and the
-    files under `files.folder` left as the worker left them, as if it had run here."""
+    files under `files.folder` left as the worker left them, as if it had run here. It tells
+    `on_placed` (if given) where the worker ran, once, when the worker's result came back: the
+    return value is only the exit status, as a local worker's is."""
 
-    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None) -> int: ...
+    def run(self, worker: Worker, files: JobFiles, cancel: threading.Event | None,
+            on_placed: Callable[[Placement], None] | None = None) -> int: ...
 
 
 @contextlib.contextmanager
@@ -166,14 +178,15 @@ def using_backend(backend: Backend) -> Iterator[None]:
 def launch(module: str, args: list[str], *, log_path: Path, env: dict[str, str] | None = None,
            timeout: float | None, cancel: threading.Event | None = None,
            memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
-           files: JobFiles | None = None) -> int:
+           files: JobFiles | None = None, on_placed: Callable[[Placement], None] | None = None) -> int:
     """Run `python -m module *args` in its own process group, output to `log_path`; return its
     exit status (negative: killed by that signal). The module must call `die_with_parent` first.
     `timeout` None: no time limit; `memory_limit` None: no memory limit (bytes of the group's
     RSS). Raises WorkerTimeout, WorkerMemoryExceeded, WorkerCancelled (when `cancel` is set
-    while it runs) or RunStopped. With `files`, on the backend if one is set (`using_backend`)."""
+    while it runs) or RunStopped. With `files`, on the backend if one is set (`using_backend`),
+    which tells `on_placed` where it ran."""
     return _dispatch(Worker(module, tuple(map(str, args)), log_path, dict(env or {}), timeout, memory_limit, cwd),
-                     files, cancel)
+                     files, cancel, on_placed)
 
 
 def launch_command(command: list[str], *, log_path: Path, hash_seed: int | str | None = None,
@@ -198,20 +211,31 @@ def launch_module(module: str, args: list[str], *, log_path: Path, hash_seed: in
     """Run `python -m module *args` as a module job of verify.jobs (same guarantees and exceptions
     as `launch`): the module runs in the worker process itself, so a node runs its own
     installation's and re-spells every path among `args` (pytest for the fuzz cells and peer)."""
-    from verify.jobs import Job, JobKind, execute
+    from verify.jobs import execute
 
-    job = Job(JobKind.MODULE, {"module": module, "args": list(map(str, args))}, log_path, hash_seed, timeout,
-              memory_limit, cwd, files=files)
-    return execute(job, cancel).returncode
+    return execute(module_job(module, args, log_path=log_path, hash_seed=hash_seed, timeout=timeout,
+                              memory_limit=memory_limit, cwd=cwd, files=files), cancel).returncode
 
 
-def _dispatch(worker: Worker, files: JobFiles | None, cancel: threading.Event | None) -> int:
+def module_job(module: str, args: list[str], *, log_path: Path, hash_seed: int | str | None = None,
+               timeout: float | None, memory_limit: int | None = DEFAULT_MEMORY_LIMIT, cwd: Path | None = None,
+               files: JobFiles | None = None):
+    """The module job `launch_module` runs (a verify.jobs.Job): for a caller that wants the whole
+    verify.jobs.JobResult (where it ran, too) from verify.jobs.execute."""
+    from verify.jobs import Job, JobKind
+
+    return Job(JobKind.MODULE, {"module": module, "args": list(map(str, args))}, log_path, hash_seed, timeout,
+               memory_limit, cwd, files=files)
+
+
+def _dispatch(worker: Worker, files: JobFiles | None, cancel: threading.Event | None,
+              on_placed: Callable[[Placement], None] | None = None) -> int:
     backend = _backend
     if files is None or backend is None:
         return run_here(worker, cancel)
     if _stop_signal is not None:
         raise RunStopped(f"stopped by {signal.Signals(_stop_signal).name}")
-    return backend.run(worker, files, cancel)
+    return backend.run(worker, files, cancel, on_placed)
 
 
 def run_here(worker: Worker, cancel: threading.Event | None = None) -> int:
