@@ -41,7 +41,7 @@ def pytest_configure(config):
 def pytest_sessionfinish(session):
     """A campaign that records coverage fails when a reachable annotated pass went unexercised
     although its route was drawn often enough to rule out too few examples
-    (verify.fuzz.coverage.CoverageVerdict.failed); the summary below says which."""
+    (verify.report.fuzz_coverage.CoverageVerdict.failed); the summary below says which."""
     from verify.fuzz.campaign import campaign_of
 
     campaign = campaign_of(session.config)

@@ -289,6 +289,36 @@ def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path)
     assert "graphs of 11.0 ops on average" in lines[lines.index(everything) + 1]
 
 
+def test_the_coverage_report_writes_typed_values_alone():
+    """verify.report.fuzz_coverage formats what verify.fuzz.coverage computed and nothing more: a
+    summary built by hand (no coverage lines, no reach, no fastpass) is written in full."""
+    from verify.fuzz.budget import TimeBudget
+    from verify.report.fuzz_coverage import (
+        CoverageSummary, CoverageVerdict, LoweringSeconds, TargetReach, Throughput, text,
+    )
+
+    budget = TimeBudget(2, 11.0, 1.0, 4.0, 1.0, 1.5, 0.5, 0.5, 0.3)
+    throughput = (Throughput("tosa-fp", 2, 120.0, 20.0, 2, 2.5, lowering=LoweringSeconds(1.5, 3.0, 2.25)),
+                  Throughput("tosa-int", 2, 60.0, 22.0, 2, 3.0, budget=budget),  # verify.fuzz.budget's numbers
+                  Throughput("all targets", 4, 150.0, 42.0, 2))  # lines without their time by part
+    summary = CoverageSummary({}, {}, throughput, (TargetReach("tosa-fp", 2, 1, 3),),
+                              CoverageVerdict(4, ("tosa-fp", "tosa-int"), 0, {}, (), 10))
+    lines = text(summary).splitlines()
+    assert lines[1] == ("  graphs of 2.5 ops on average; per graph: prepare 1.50 s, stock lowering 3.00 s, fastpass "
+                        "lowering 2.25 s (both with per-pass snapshots); final snapshots, reference model and checks "
+                        "the rest; stock lowering alone caps this at 40 graphs/min on 2 worker(s)")
+    assert lines[2].startswith("throughput tosa-int: 2 graphs fully verified") and "= 2.0 graphs/min" in lines[2]
+    assert lines[4] == ("  time per graph 11.00 s = 2.75x the stock lowering alone (4.00 s, less its per-pass "
+                        "snapshots; 2 graphs); with fastpass's lowering free it would still be 2.38x, and with every "
+                        "per-pass snapshot free as well 2.00x")
+    assert lines[5].endswith("reference model 0.30 s, other checks and copies 2.20 s")
+    assert lines[6].endswith("in 2.5 min wall on 2 worker(s) = 1.6 graphs/min; 10.5 s per graph inside verification")
+    assert lines[7:9] == ["per target:", "  tosa-fp: exercised 1 of the 3 reachable annotated passes its pipeline "
+                                         "invoked, in 2 graphs"]
+    assert lines[-1] == "fuzz coverage complete: all 0 reachable annotated passes exercised with fastpass on"
+    assert text(None) == "pass coverage: no graphs recorded"
+
+
 # ---- the coverage verdict, on synthetic coverage lines ----------------------------------------
 
 _TARGETED = {
@@ -315,7 +345,8 @@ def _standing(verdict, name):
 
 def test_coverage_verdict_tells_a_generator_gap_from_too_few_examples():
     """acosh drawn in 3 graphs, invoked, never presented: a gap at min_draws=3, too few at 4."""
-    from verify.fuzz.coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import coverage_verdict
+    from verify.report.fuzz_coverage import Standing
 
     rows = [_row("tosa-int", ops=["acosh", "relu"], stock=_TARGETED, presented=["ConvertToClampPass"],
                  ran=["ConvertToClampPass", "FuseConsecutiveRescalesPass"], skipped=["DecomposeAcoshPass"])] * 3
@@ -344,7 +375,8 @@ def test_coverage_verdict_tells_a_generator_gap_from_too_few_examples():
 
 
 def test_coverage_verdict_counts_a_pass_exercised_only_with_its_ops_and_on_its_targets():
-    from verify.fuzz.coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import coverage_verdict
+    from verify.report.fuzz_coverage import Standing
 
     # ran without its targeted ops (not presented): not exercised
     ran_only = [_row("tosa-int", ops=["acosh"], stock=_TARGETED, ran=["DecomposeAcoshPass"])]
@@ -374,7 +406,8 @@ def test_coverage_verdict_counts_a_pass_exercised_only_with_its_ops_and_on_its_t
 
 
 def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invokes():
-    from verify.fuzz.coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import coverage_verdict
+    from verify.report.fuzz_coverage import Standing
 
     everything = {"ConvertToClampPass": _TARGETED["ConvertToClampPass"], "FuseConsecutiveRescalesPass": frozenset()}
     rows = [_row("tosa-fp", ops=["relu"], stock=everything, presented=["ConvertToClampPass"], ran=everything)]
@@ -396,7 +429,8 @@ def test_coverage_verdict_of_a_complete_campaign_and_of_a_pass_no_pipeline_invok
 def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_managers():
     """MemoryFormatOpsPass runs in to_edge outside any observed manager: stock never lists it, so a
     graph that holds its route (cast) and in which fastpass ran it counts as exercising it."""
-    from verify.fuzz.coverage import Standing, coverage_verdict
+    from verify.fuzz.coverage import coverage_verdict
+    from verify.report.fuzz_coverage import Standing
 
     targeted = {"MemoryFormatOpsPass": frozenset({"aten._to_copy.default"})}
     ran = _row("tosa-fp", ops=["cast"], ran=["MemoryFormatOpsPass"])

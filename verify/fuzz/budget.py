@@ -44,7 +44,8 @@ def seconds_of(verdict) -> dict[str, float]:
 class TimeBudget:
     """Mean seconds per graph over `graphs` coverage lines.  Lowering times exclude their
     per-pass snapshots, which are counted apart; `rest` is what no part accounts for: final
-    snapshots, the program copies, the checks (and the order recheck of a graph that failed them)."""
+    snapshots, the program copies, the checks (and the order recheck of a graph that failed them).
+    Written in the coverage summary by verify.report.fuzz_coverage (read there as `BudgetFigures`)."""
 
     graphs: int
     total: float  # from the graph's start to its finish
@@ -94,14 +95,3 @@ class TimeBudget:
     def ratio_with_free_fastpass_and_snapshots(self) -> float:
         """`ratio_with_free_fastpass` with no per-pass snapshots either (in either mode)."""
         return (self.total - self.fastpass - self.stock_snapshots - self.fastpass_snapshots) / self.stock
-
-    def describe(self) -> list[str]:
-        """Two lines: the ratios, then where the rest of a graph's time went."""
-        return [f"time per graph {self.total:.2f} s = {self.ratio:.2f}x the stock lowering alone ({self.stock:.2f} s, "
-                f"less its per-pass snapshots; {self.graphs} graphs); with fastpass's lowering free it would "
-                f"still be {self.ratio_with_free_fastpass:.2f}x, and with every per-pass snapshot free as well "
-                f"{self.ratio_with_free_fastpass_and_snapshots:.2f}x",
-                f"the rest per graph: prepare {self.prepare:.2f} s, fastpass lowering {self.fastpass:.2f} s, "
-                f"per-pass snapshots {self.stock_snapshots:.2f} s stock + {self.fastpass_snapshots:.2f} s fastpass, "
-                f"serialization {self.serialize:.2f} s, reference model {self.reference:.2f} s, "
-                f"other checks and copies {self.rest:.2f} s"]

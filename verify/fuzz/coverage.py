@@ -1,7 +1,9 @@
 """Pass coverage of a fuzz campaign: per target and per pass, what stock did and what fastpass did.
 
-Each verified graph appends one JSON line (`record_coverage`); `summarize_coverage` reads the
-lines of every worker and prints, per target, one row per pass:
+Each verified graph appends one JSON line (`record_coverage`); `coverage_summary` reads the
+lines of every worker and counts, per target and per pass (verify.report.fuzz_coverage writes
+them, one table row per pass; `summarize_coverage` is the two together, the text the campaign
+prints):
 
 - `stock`: graphs in which the stock lowering invoked the pass;
 - `presented`: graphs in which the pass's targeted ops were in the graph it received (stock):
@@ -20,6 +22,9 @@ the campaign's targets, too few examples (its route, the vocabulary ops that rea
 in fewer than `min_draws` graphs), or a generator gap (drawn often enough, never exercised: the
 route does not reach the pass, or a reason is missing from the unreachable list).  Only a gap
 fails the campaign (see `CoverageVerdict.failed`).
+
+The values computed here (`TargetCoverage`, `CoverageVerdict`, `Throughput`...) are defined in
+verify.report.fuzz_coverage, which formats them and cannot import this module.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ import json
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
 from verify.fuzz.budget import TimeBudget, seconds_of
 from verify.lowering.mode import Mode
+from verify.report.fuzz_coverage import (
+    CoverageSummary, CoverageVerdict, LoweringSeconds, PassCoverage, PassStanding, Standing, TargetCoverage,
+    TargetReach, Throughput, text,
+)
 
 
 def coverage_file(folder: Path | None) -> Path | None:
@@ -168,26 +175,6 @@ def record_coverage(verdict, folder: Path | None) -> None:
                             Mode.FASTPASS: fast}) + "\n")
 
 
-@dataclass
-class PassCoverage:
-    """What one target's graphs did with one pass (see the module docstring for each count)."""
-
-    stock: int = 0
-    presented: int = 0
-    fast_ran: int = 0
-    skipped: int = 0
-    copied: int = 0
-    acted: int = 0
-    exercised: int = 0
-
-
-@dataclass
-class TargetCoverage:
-    target: str
-    graphs: int = 0
-    passes: dict[str, PassCoverage] = field(default_factory=lambda: defaultdict(PassCoverage))
-
-
 def coverage_files(folder: Path) -> list[Path]:
     """The coverage files in a campaign's coverage `folder`: one per worker (`coverage_file`)."""
     return sorted(Path(folder).glob("coverage-*.jsonl"))
@@ -235,106 +222,9 @@ def tally(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None) -
     return dict(sorted(per_target.items()))
 
 
-def _target_table(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> list[str]:
-    names = sorted(cov.passes)
-    width = max([len(n) for n in names] + [4])
-    lines = [f"pass coverage, {cov.target}: {cov.graphs} graphs (graphs in which; skipped = calls, copied = nodes; "
-             "* = annotated)",
-             f"{'pass':<{width}}    stock  presented  fast ran  skipped   copied    acted  exercised"]
-    for n in names:
-        p = cov.passes[n]
-        presented = "all" if n in targeted and not targeted[n] else ("-" if n not in targeted else str(p.presented))
-        mark = "*" if n in targeted else " "
-        lines.append(f"{n:<{width}} {mark} {p.stock:>7}  {presented:>9}  {p.fast_ran:>8}  {p.skipped:>7}  "
-                     f"{p.copied:>7}  {p.acted:>7}  {p.exercised if n in targeted else '-':>9}")
-    return lines
-
-
 # Graphs holding a pass's route (on a target it acts on) after which a pass never exercised is a
 # generator gap rather than too few examples (`verify fuzz --min-draws`).
 DEFAULT_MIN_DRAWS = 10
-
-
-class Standing(Enum):
-    """Where one reachable annotated pass stands after a campaign."""
-
-    EXERCISED = "exercised"
-    OUTSIDE_CAMPAIGN = "outside this campaign"  # acts only on targets the campaign did not run
-    TOO_FEW_EXAMPLES = "too few examples"  # its route was drawn in fewer than min_draws graphs
-    GENERATOR_GAP = "GENERATOR GAP"  # drawn in min_draws graphs or more, never exercised
-
-
-@dataclass(frozen=True)
-class PassStanding:
-    name: str
-    standing: Standing
-    targets: tuple[str, ...]  # the campaign's targets the pass acts on
-    route: tuple[str, ...] | None  # vocabulary ops that reach it; None: every graph does
-    drawn: int  # graphs on `targets` that held its route and whose stock pipeline invoked it
-    invoked: int  # graphs on `targets` whose stock pipeline invoked it
-    presented: int  # graphs on `targets` in which its targeted ops reached it
-    exercised: int  # graphs on `targets` that exercised it (module docstring)
-    outside: str = ""  # for OUTSIDE_CAMPAIGN: where it is reached instead
-
-    def describe(self, min_draws: int) -> str:
-        where = ", ".join(self.targets) or "no target of this campaign"
-        route = "any graph" if self.route is None else "route " + ", ".join(self.route)
-        counts = (f"{route}: drawn in {self.drawn} graphs, invoked in {self.invoked}, presented in {self.presented}, "
-                  f"exercised in {self.exercised}")
-        if self.standing is Standing.OUTSIDE_CAMPAIGN:
-            return f"{self.name}: outside this campaign: {self.outside}"
-        if self.standing is Standing.TOO_FEW_EXAMPLES:
-            return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
-                    f"verify fuzz --examples)")
-        return (f"{self.name} [{where}]: GENERATOR GAP: {counts} (>= {min_draws}): the route does not reach the "
-                f"pass, or generators/random/reach.py lacks its reason")
-
-@dataclass(frozen=True)
-class CoverageVerdict:
-    """Reachable annotated passes and whether the campaign exercised each (see the module docstring)."""
-
-    graphs: int
-    targets: tuple[str, ...]
-    annotated: int
-    unreachable: dict[str, str]  # listed unreachable: pass -> reason
-    reachable: tuple[PassStanding, ...]
-    min_draws: int
-
-    def count(self, standing: Standing) -> int:
-        return sum(p.standing is standing for p in self.reachable)
-
-    @property
-    def failed(self) -> bool:
-        """A gap fails the campaign: the pass's route was drawn often enough that "too few
-        examples" no longer explains it.  Too few examples only warns: a short campaign (a
-        smoke run, one target) is not wrong, only inconclusive, and says so."""
-        return self.count(Standing.GENERATOR_GAP) > 0
-
-    @property
-    def complete(self) -> bool:
-        return self.count(Standing.EXERCISED) == len(self.reachable)
-
-    def lines(self) -> list[str]:
-        exercised = self.count(Standing.EXERCISED)
-        rest = [p for p in self.reachable if p.standing is not Standing.EXERCISED]
-        out = [f"coverage verdict: {len(self.reachable)} reachable annotated passes ({self.annotated} annotated, "
-               f"{len(self.unreachable)} listed unreachable), {exercised} exercised with fastpass on, "
-               f"{len(rest)} not ({self.count(Standing.GENERATOR_GAP)} generator gaps, "
-               f"{self.count(Standing.TOO_FEW_EXAMPLES)} too few examples, "
-               f"{self.count(Standing.OUTSIDE_CAMPAIGN)} outside this campaign); "
-               f"{self.graphs} graphs on {', '.join(self.targets)}"]
-        out += [f"  {p.describe(self.min_draws)}" for p in rest]
-        out.append(f"annotated passes listed unreachable (generators/random/reach.py): {len(self.unreachable)}")
-        out += [f"  {name}: {why}" for name, why in sorted(self.unreachable.items())]
-        if self.failed:
-            out.append(f"FUZZ COVERAGE FAILED: {self.count(Standing.GENERATOR_GAP)} reachable annotated pass(es) never "
-                       f"exercised although their route was drawn in >= {self.min_draws} graphs (listed above)")
-        elif not self.complete:
-            out.append(f"FUZZ COVERAGE INCOMPLETE (warning): {len(rest)} reachable annotated pass(es) not exercised, "
-                       f"none drawn often enough to call it a gap: a larger campaign or more targets decide")
-        else:
-            out.append(f"fuzz coverage complete: all {exercised} reachable annotated passes exercised with fastpass on")
-        return out
 
 
 def _reached_only_on(name: str) -> str:
@@ -392,7 +282,7 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
     return CoverageVerdict(len(rows), campaign, len(targeted), unreachable, tuple(standings), draws)
 
 
-def _per_target_line(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> str:
+def _target_reach(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> TargetReach:
     """Exercised / reachable on one target: the annotated passes its pipeline invoked that a graph
     on it is expected to present (``reach.presentable_on``), plus any it exercised anyway."""
     from generators.random import reach
@@ -401,59 +291,50 @@ def _per_target_line(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -
     exercised = {n for n in invoked if cov.passes[n].exercised and reach.reachable_on(n, cov.target)}
     acted_on = ops_acted_on()
     reachable = exercised | {n for n in invoked if reach.presentable_on(n, cov.target, acted_on.get(n, ()))}
-    return (f"{cov.target}: exercised {len(exercised)} of the {len(reachable)} reachable annotated passes its "
-            f"pipeline invoked, in {cov.graphs} graphs")
+    return TargetReach(cov.target, cov.graphs, len(exercised), len(reachable))
 
 
-def summarize_coverage(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> str:
-    rows, workers = read_coverage(folder)
-    if not rows:
-        return "pass coverage: no graphs recorded"
-    targeted = annotated_targeted_ops()
-    per_target = tally(rows, targeted)
-    lines: list[str] = []
-    for cov in per_target.values():
-        lines += _target_table(cov, targeted)
-    lines += [_throughput(target, [r for r in rows if r["target"] == target], workers) for target in per_target]
-    if len(per_target) > 1:  # per-target walls overlap when targets share the workers
-        lines.append(_throughput("all targets", rows, workers))
-    lines.append("per target:")
-    lines += [f"  {_per_target_line(cov, targeted)}" for cov in per_target.values()]
-    lines += coverage_verdict(rows, targeted, min_draws, acted_on=ops_acted_on()).lines()
-    return "\n".join(line for line in lines if line)
-
-
-def _throughput(target: str, rows: list[dict], workers: int) -> str:
-    """Graphs/min for one target, with the graphs' size and where a graph's time went.
-
-    Wall time runs from the first start to the last finish of this target's graphs, so it
-    is a per-target figure only when the target had the workers to itself (tox -e fuzz
-    with verify fuzz --targets tosa-int); otherwise read the "all targets" line."""
+def _throughput_of(target: str, rows: list[dict], workers: int) -> Throughput | None:
+    """The throughput of `rows` (one target's lines, or every line for "all targets"), their size
+    and where a graph's time went (verify.fuzz.budget); None: no line records its start and finish."""
     timed = [r for r in rows if r.get("started") and r.get("finished")]
     if not timed:
-        return ""
+        return None
     wall = max(r["finished"] for r in timed) - min(r["started"] for r in timed)
     busy = sum(r["finished"] - r["started"] for r in timed)
-    text = (f"throughput {target}: {len(timed)} graphs fully verified (both modes, every check, reference model) "
-            f"in {wall / 60:.1f} min wall on {workers} worker(s) = {len(timed) / max(wall, 1e-9) * 60:.1f} graphs/min; "
-            f"{busy / len(timed):.1f} s per graph inside verification")
     split = [r for r in timed if "seconds" in r]
     if not split:
-        return text
+        return Throughput(target, len(timed), wall, busy, workers)
     ops = sum(r["ops"] for r in split) / len(split)
     budget = TimeBudget.of(split)
     if budget is not None:
-        lines = [f"graphs of {ops:.1f} ops on average; the stock lowering alone caps this at "
-                 f"{60 / max(budget.stock, 1e-9) * workers:.0f} graphs/min on {workers} worker(s)", *budget.describe()]
-        return "\n  ".join([text, *lines])
+        return Throughput(target, len(timed), wall, busy, workers, ops, budget=budget)
     # Lines written before the budget's parts were recorded: the three times they have.
     mean = {k: sum(r["seconds"][k] for r in split) / len(split) for k in ("prepare", Mode.STOCK, Mode.FASTPASS)}
-    text += (f"\n  graphs of {ops:.1f} ops on average; per graph: prepare {mean['prepare']:.2f} s, "
-             f"stock lowering {mean[Mode.STOCK]:.2f} s, fastpass lowering {mean[Mode.FASTPASS]:.2f} s (both with "
-             f"per-pass snapshots); final snapshots, reference model and checks the rest; "
-             f"stock lowering alone caps this at "
-             f"{60 / max(mean['stock'], 1e-9) * workers:.0f} graphs/min on {workers} worker(s)")
-    return text
+    return Throughput(target, len(timed), wall, busy, workers, ops,
+                      lowering=LoweringSeconds(mean["prepare"], mean[Mode.STOCK], mean[Mode.FASTPASS]))
+
+
+def coverage_summary(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> CoverageSummary | None:
+    """The pass coverage of the campaign whose coverage lines are in `folder` (None: no line):
+    per target the tally, throughput and exercised/reachable count, and the verdict."""
+    rows, workers = read_coverage(folder)
+    if not rows:
+        return None
+    targeted = annotated_targeted_ops()
+    per_target = tally(rows, targeted)
+    throughput = [_throughput_of(target, [r for r in rows if r["target"] == target], workers)
+                  for target in per_target]
+    if len(per_target) > 1:  # per-target walls overlap when targets share the workers
+        throughput.append(_throughput_of("all targets", rows, workers))
+    return CoverageSummary(per_target, targeted, tuple(t for t in throughput if t is not None),
+                           tuple(_target_reach(cov, targeted) for cov in per_target.values()),
+                           coverage_verdict(rows, targeted, min_draws, acted_on=ops_acted_on()))
+
+
+def summarize_coverage(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> str:
+    """`coverage_summary` as printed (written by verify.report.fuzz_coverage)."""
+    return text(coverage_summary(folder, min_draws))
 
 
 def campaign_failed(folder: Path, min_draws: int = DEFAULT_MIN_DRAWS) -> bool:

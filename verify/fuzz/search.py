@@ -180,7 +180,8 @@ def focus_routes(target: str, exercised: frozenset[str] = frozenset(), shard: in
 
 def exercised_in(folder: Path) -> frozenset[str]:
     """The annotated passes the campaign recorded in `folder` exercised (its coverage verdict)."""
-    from verify.fuzz.coverage import Standing, coverage_verdict, read_coverage
+    from verify.fuzz.coverage import coverage_verdict, read_coverage
+    from verify.report.fuzz_coverage import Standing
 
     rows, _ = read_coverage(folder)
     if not rows:

@@ -1,6 +1,7 @@
 """Reports, the bottom layer every command writes through: the verdict enums every result is
 given in (`verdict.py`), a run case's result (`case.py`), crosscheck's summary (`crosscheck.py`),
-run's table and reports (`table.py`, `files.py`), the gate's (`gate.py`), the one JSON writer
+run's table and reports (`table.py`, `files.py`), the gate's (`gate.py`), peer's (`peer.py`), the
+fuzz campaign's pass coverage (`fuzz_coverage.py`), the one JSON writer
 (`document.py`) and the one JUnit writer (`junit.py`: imported by nothing outside this package),
 the one reproducer format, and atomic writes. Why
 at the bottom: every command, campaign and worker needs it, so it must need none of them -- it
