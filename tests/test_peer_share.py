@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from verify import peer
+from verify.commands.peer import main as peer_main
+from verify.commands.peer import share_arg
 from verify.jobs import launcher
+from verify.peer.suites import arm_test_root
 
 GOOD = "def test_{name}_a():\n    pass\n\n\ndef test_{name}_b():\n    pass\n"
 
@@ -30,7 +32,7 @@ def make_folder(folder: Path, names: list[str]) -> Path:
 
 
 def draw(amount: str, files: dict[Path, int], seed: int, suite: str = "ops") -> list[Path]:
-    return peer.share_arg(amount).draw(files, seed, suite)
+    return share_arg(amount).draw(files, seed, suite)
 
 
 FILES = {Path(f"ops/test_f{k:02}.py"): 1 + k % 7 for k in range(20)}  # test file -> tests it holds
@@ -60,9 +62,9 @@ def test_a_share_names_a_suite_given_and_a_valid_amount(tmp_path, capsys):
     suite = make_folder(tmp_path / "s", ["one"])
     for bad in ("0", "1.5", "0.0", "x", "ops:", "0tests", "tests"):
         with pytest.raises(SystemExit) as refused:
-            peer.main([str(suite), "--share", bad])
+            peer_main([str(suite), "--share", bad])
         assert refused.value.code == 2, bad
-    assert peer.main([str(suite), "--share", "elsewhere:0.5", "--out", str(tmp_path / "out")]) == 2
+    assert peer_main([str(suite), "--share", "elsewhere:0.5", "--out", str(tmp_path / "out")]) == 2
     assert "'elsewhere' is not one of the suites given" in capsys.readouterr().err
     assert not (tmp_path / "out").exists(), "refused before any run folder"
 
@@ -78,7 +80,7 @@ def test_the_share_is_recorded_run_alike_in_every_mode_and_what_does_not_collect
     (mixed / "test_boom.py").write_text("raise RuntimeError('boom at import')\n\n\ndef test_boom():\n    pass\n")
     out = tmp_path / "out"
     args = [str(shared), str(mixed), "-n", "0", "--modes", "stock,fastpass", "--share", f"{shared}:3", "--out", str(out)]
-    assert peer.main([*args, "--share-seed", "11"]) == 0
+    assert peer_main([*args, "--share-seed", "11"]) == 0
     printed = capsys.readouterr().out
     (run,) = out.iterdir()
     document = json.loads((run / "peer.json").read_text())
@@ -89,7 +91,7 @@ def test_the_share_is_recorded_run_alike_in_every_mode_and_what_does_not_collect
     assert document["shares"] == {str(shared): {"share": f"{shared}:3", "of_files": 10, "of_tests": 20, "tests": 6,
                                                 "files": files}}
     # test ids are relative to peer's rootdir: the folder above the Arm tests and both suites
-    rootdir = Path(os.path.commonpath([peer.arm_test_root(), shared, mixed]))
+    rootdir = Path(os.path.commonpath([arm_test_root(), shared, mixed]))
     expected = {f"{p.relative_to(rootdir)}::test_{p.stem[5:]}_{x}" for p in
                 [shared / f for f in files] + [mixed / "test_good.py"] for x in "ab"}
     for mode in ("stock", "fastpass"):
@@ -101,8 +103,8 @@ def test_the_share_is_recorded_run_alike_in_every_mode_and_what_does_not_collect
     assert f"  {mixed / 'test_needs.py'}: not runnable here: no_such_module_here missing" in printed
 
     # no seed given: a fresh one per run, printed and recorded
-    assert peer.main([*args, "--modes", "stock"]) == 0
-    assert peer.main([*args, "--modes", "stock"]) == 0
+    assert peer_main([*args, "--modes", "stock"]) == 0
+    assert peer_main([*args, "--modes", "stock"]) == 0
     printed = capsys.readouterr().out
     seeds = [json.loads((r / "peer.json").read_text())["share_seed"] for r in sorted(out.iterdir()) if r != run]
     assert len(seeds) == 2 and seeds[0] != seeds[1]

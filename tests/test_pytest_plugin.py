@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from verify import peer
+from verify.commands.peer import main as peer_main
+from verify.peer.campaign import ModeRun, summarize
+from verify.peer.suites import arm_test_root
+from verify.report.peer import mismatches
 
 # Small and fast: ConvertToClampPass through _transform (pass calls), and to_edge lowerings
 # whose MemoryFormatOpsPass rewrites a dtype cast (the injected annotation's target).
@@ -33,7 +36,7 @@ def run_pytest(args: list[str], cwd: Path, extra_path: Path | None = None) -> su
 
 
 def slice_paths() -> list[str]:
-    root = peer.arm_test_root()
+    root = arm_test_root()
     return [str(root / name) for name in SLICE]
 
 
@@ -41,7 +44,7 @@ def slice_paths() -> list[str]:
 def test_slice_of_executorch_pass_tests_crosschecked_with_xdist(tmp_path):
     report = tmp_path / "report.json"
     done = run_pytest(["-n", "2", "--fastpass=crosscheck", "--fastpass-json", str(report),
-                       "--fastpass-reproducers", str(tmp_path / "repro"), "--rootdir", str(peer.arm_test_root()),
+                       "--fastpass-reproducers", str(tmp_path / "repro"), "--rootdir", str(arm_test_root()),
                        *slice_paths()], tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     data = json.loads(report.read_text())
@@ -68,11 +71,11 @@ def test_injected_unsound_annotation_fails_the_tests_that_lower_through_it(tmp_p
         register("{MEMORY_FORMAT_PASS}", [], skip_sound=False, copy_sound=True, why="deliberately wrong (test)")
     """))
     report = tmp_path / "report.json"
-    cast_tests = str(peer.arm_test_root() / "passes/test_cast_int64_pass.py")
+    cast_tests = str(arm_test_root() / "passes/test_cast_int64_pass.py")
     # --fastpass-trust all: the registered claim is no proven one, and the default trust would not use it
     done = run_pytest(["-p", "no:xdist", "-p", "inject_unsound_annotation", "--fastpass=crosscheck",
                        "--fastpass-trust", "all", "--fastpass-json", str(report), "--fastpass-reproducers", str(tmp_path / "repro"),
-                       "--rootdir", str(peer.arm_test_root()), cast_tests], tmp_path, extra_path=tmp_path)
+                       "--rootdir", str(arm_test_root()), cast_tests], tmp_path, extra_path=tmp_path)
     assert done.returncode == 1, done.stdout[-3000:]
     data = json.loads(report.read_text())
     totals = data["crosscheck"]
@@ -101,7 +104,7 @@ def test_plugin_is_off_unless_asked_and_refuses_a_bad_mode(tmp_path):
     assert data["mode"] == "stock" and data["outcomes"] == {"test_trivial.py::test_trivial": "passed"}
 
 
-def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0, nondeterministic: int = 0) -> peer.ModeRun:
+def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0, nondeterministic: int = 0) -> ModeRun:
     crosscheck = None
     if mode == "crosscheck":
         crosscheck = {"crosschecked": 3, "identical": 3 - divergent - nondeterministic, "divergent": divergent,
@@ -119,20 +122,20 @@ def mode_run(mode: str, outcomes: dict[str, str], divergent: int = 0, nondetermi
                            "reproducer": {"path": "/r/t_b-0.xcheck"}}] * nondeterministic}
     report = {"outcomes": outcomes, "outcome_counts": {}, "skip_reasons": {"needs FVP": 1}, "crosscheck": crosscheck,
               "records": []}
-    return peer.ModeRun(mode, report, 1.0, 0)
+    return ModeRun(mode, report, 1.0, 0)
 
 
 def test_peer_fails_on_an_outcome_mismatch_or_a_divergence(capsys):
     same = {"t::a": "passed", "t::b": "skipped", "t::c": "xfailed"}
-    assert peer.summarize([mode_run("stock", same), mode_run("fastpass", same), mode_run("crosscheck", same)]) == 0
+    assert summarize([mode_run("stock", same), mode_run("fastpass", same), mode_run("crosscheck", same)]) == 0
     changed = dict(same, **{"t::a": "failed"})
-    assert peer.mismatches([mode_run("stock", same), mode_run("fastpass", changed)]) == [
+    assert mismatches([mode_run("stock", same), mode_run("fastpass", changed)]) == [
         ("t::a", {"stock": "passed", "fastpass": "failed"})]
     missing = {k: v for k, v in same.items() if k != "t::c"}
-    assert peer.mismatches([mode_run("stock", same), mode_run("fastpass", missing)]) == [
+    assert mismatches([mode_run("stock", same), mode_run("fastpass", missing)]) == [
         ("t::c", {"stock": "xfailed", "fastpass": "not run"})]
-    assert peer.summarize([mode_run("stock", same), mode_run("fastpass", changed)]) == 1
-    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1)]) == 1
+    assert summarize([mode_run("stock", same), mode_run("fastpass", changed)]) == 1
+    assert summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1)]) == 1
     out = capsys.readouterr().out
     assert "MISMATCH t::a: stock passed, fastpass failed" in out and "DIVERGENT t::a" in out
     assert "needs FVP" in out
@@ -140,15 +143,15 @@ def test_peer_fails_on_an_outcome_mismatch_or_a_divergence(capsys):
 
 def test_peer_lists_stock_nondeterminism_without_failing_or_calling_it_identical(capsys):
     same = {"t::a": "passed", "t::b": "passed"}
-    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, nondeterministic=1)]) == 0
+    assert summarize([mode_run("stock", same), mode_run("crosscheck", same, nondeterministic=1)]) == 0
     out = capsys.readouterr().out
     assert "STOCK NONDETERMINISTIC t::b" in out and "edge/x[2] Q" in out and "/r/t_b-0.xcheck" in out
     assert "identical except 1 that stock itself does not lower deterministically" in out
     # ... and a divergence next to it still fails the run
-    assert peer.summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1, nondeterministic=1)]) == 1
+    assert summarize([mode_run("stock", same), mode_run("crosscheck", same, divergent=1, nondeterministic=1)]) == 1
 
 
 def test_peer_usage_errors_exit_2(capsys):
-    assert peer.main(["no-such-suite"]) == 2
-    assert peer.main(["--modes", "stock,turbo"]) == 2
+    assert peer_main(["no-such-suite"]) == 2
+    assert peer_main(["--modes", "stock,turbo"]) == 2
     assert "error:" in capsys.readouterr().err

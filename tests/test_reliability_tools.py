@@ -292,7 +292,7 @@ def test_peer_interrupted_summarizes_the_finished_modes_and_exits_130(tmp_path):
 def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(tmp_path, monkeypatch, capsys):
     """Issue 32 #9: two peers in the same second shared one folder; #10: with PYTHONHASHSEED=random
     in the environment, each mode ran under a random seed of its own."""
-    from verify import peer
+    from verify.commands.peer import main as peer_main
     from verify.jobs import launcher
 
     launcher.reset_after_stop()
@@ -302,8 +302,8 @@ def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(
     monkeypatch.setenv("PYTHONHASHSEED", "random")
     monkeypatch.setattr(time, "strftime", lambda *args: "20261205-060000")  # the same second, twice
     out = tmp_path / "out"
-    assert peer.main([str(suite), "-n", "0", "--modes", "stock,stock", "--out", str(out)]) == 0
-    assert peer.main([str(suite), "-n", "0", "--modes", "stock", "--out", str(out), "--hash-seed", "7"]) == 0
+    assert peer_main([str(suite), "-n", "0", "--modes", "stock,stock", "--out", str(out)]) == 0
+    assert peer_main([str(suite), "-n", "0", "--modes", "stock", "--out", str(out), "--hash-seed", "7"]) == 0
     runs = sorted(out.iterdir())
     assert len(runs) == 2 and all(r.name.startswith("20261205-060000-") for r in runs)
     assert all(json.loads((r / "peer.json").read_text())["outcome_counts"]["stock"] == {"passed": 1} for r in runs)
@@ -312,7 +312,7 @@ def test_two_peers_in_one_second_get_their_own_folders_and_one_pinned_hash_seed(
     assert seeds[0][1] == seeds[1][1], "one seed, one string hash in every mode"
     assert "hash seed 0" in capsys.readouterr().out
     with pytest.raises(SystemExit) as refused:
-        peer.main([str(suite), "--hash-seed", "random"])
+        peer_main([str(suite), "--hash-seed", "random"])
     assert refused.value.code == 2
     assert "'random' would give each mode a seed of its own" in capsys.readouterr().err
 
@@ -357,15 +357,15 @@ def test_plugin_names_a_lost_xdist_worker_in_the_summary_and_json(tmp_path):
 
 def test_peer_fails_on_a_lost_worker_and_a_mode_that_failed(capsys):
     from tests.test_pytest_plugin import mode_run
-    from verify import peer
+    from verify.peer.campaign import ModeRun, summarize
 
     same = {"t::a": "passed"}
     lost = mode_run("fastpass", same)
     lost.report["lost_workers"] = [{"worker": "gw1", "error": "Not properly terminated"}]
-    assert peer.summarize([mode_run("stock", same), lost]) == 1
+    assert summarize([mode_run("stock", same), lost]) == 1
     assert "LOST WORKER fastpass: xdist worker gw1 went down (Not properly terminated)" in capsys.readouterr().out
-    killed = peer.ModeRun.failed("crosscheck", "memory limit exceeded: ... 16 GiB", 3.0, -9)
-    assert peer.summarize([mode_run("stock", same), killed]) == 1
+    killed = ModeRun.failed("crosscheck", "memory limit exceeded: ... 16 GiB", 3.0, -9)
+    assert summarize([mode_run("stock", same), killed]) == 1
     assert "FAILED crosscheck: memory limit exceeded" in capsys.readouterr().out
 
 

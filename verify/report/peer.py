@@ -1,7 +1,7 @@
 """verify peer's report: the test-by-test comparison of executorch's own suites run in several
 modes (stock, fastpass, crosscheck), as text and its exit status.
 
-Built from the modes' results (verify.peer.ModeRun values, read through `ModeResult`: the report
+Built from the modes' results (verify.peer.campaign.ModeRun values, read through `ModeResult`: the report
 package imports nothing above it).
 """
 
@@ -18,7 +18,7 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 class ModeResult(Protocol):
-    """What the report reads of one mode's run (verify.peer.ModeRun)."""
+    """What the report reads of one mode's run (verify.peer.campaign.ModeRun)."""
 
     mode: str
     report: dict[str, Any]
