@@ -137,6 +137,8 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     (["--pass", "x:Y", "--stage", "edge-fp", "--stage", "quantized"], "--pass runs one stage"),
     (["--pass", "x:Y", "--since-gated"], "drop --pass"),
     (["--replay", "no/such/reproducer.py"], "--replay no/such/reproducer.py: no such file"),
+    (["--resume", "st.json"], "--resume continues a --self-test run: add --self-test"),
+    (["--self-test", "--resume", "no/such/st.json"], "--resume no/such/st.json: no such file"),
     (["--junit", "/proc/gate.xml"], "--junit /proc/gate.xml: cannot write in /proc"),
     (["--pass", "no_such_module:Nope"], "cannot import"),
 ])

@@ -125,7 +125,8 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
     def fake_launch(command, *, log_path, timeout, memory_limit, **_):
         shard = command[command.index("--shard") + 1]
         part = Path(command[command.index("--json") + 1])
-        started.append((shard, "--unaimed" in command, command[command.index("--examples") + 1]))
+        started.append((shard, "--unaimed" in command, command[command.index("--examples") + 1],
+                        command[command.index("--resume") + 1]))
         first, step = (int(x) for x in shard.split("/"))
         indices = range(first + 1, 6, step) if first == 0 else range(first + 1, 4, step)  # shard 1 dies early
         mutants = [st.MutantResult(i, f"m.P{i}", st.Fault.DROP_TARGETED_OP, "op", st.MutantVerdict.KILLED,
@@ -136,10 +137,11 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
     monkeypatch.setattr(launcher, "launch_command", fake_launch)
     args = SimpleNamespace(jobs=2, mutants=5, unaimed=True, out=tmp_path, stage=None, examples=60, min_evidence=5,
                            top_up=None, direct_examples=8, max_seconds=None, top_up_seconds=180.0, max_ops=4,
-                           shrink_seconds=60.0, pass_timeout=1800.0)
+                           shrink_seconds=60.0, pass_timeout=1800.0, resume=tmp_path / "earlier.json")
     seen = []
     report = st.in_shards(args, 0, tmp_path / "self-test", seen.append)
-    assert sorted(started) == [("0/2", True, "60"), ("1/2", True, "60")]
+    earlier = str(tmp_path / "earlier.json")  # each shard skips what the resumed run gated
+    assert sorted(started) == [("0/2", True, "60", earlier), ("1/2", True, "60", earlier)]
     assert [r.index for r in report.results] == [1, 2, 3, 5]  # shard 1 wrote mutant 2, died before 4
     assert sorted(r.index for r in seen) == [1, 2, 3, 5] and len(seen) == 4  # each reported once
     assert report.count(st.MutantVerdict.KILLED) == 4
@@ -382,3 +384,71 @@ def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path
     gated = [r for r in report.results if r.verdict is not st.MutantVerdict.EQUIVALENT]
     assert len(calls) == 2 and [r.verdict for r in gated] == [st.MutantVerdict.SURVIVED], report.results
     assert not any(r.verdict is st.MutantVerdict.KILLED for r in report.results)
+
+
+def _self_test_args(tmp_path, **changes) -> SimpleNamespace:
+    args = dict(mutants=3, seed=0, unaimed=False, stage=None, examples=60, min_evidence=5, top_up=None,
+                direct_examples=8, max_seconds=None, top_up_seconds=180.0, max_ops=4, shrink_seconds=300.0,
+                pass_timeout=1800.0, resume=None, shard=None, jobs=1, json=tmp_path / "st.json", out=tmp_path)
+    args.update(changes)
+    return SimpleNamespace(**args)
+
+
+def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tmp_path, monkeypatch):
+    """A 40-mutant sample costs hours; a stopped run is continued with --resume JSON: the mutants
+    the JSON records are kept as they were (verdict, seconds), only the others are gated, and
+    the JSON written is the whole sample. Without the resume every mutant is gated again."""
+    from verify.usage import UsageError
+
+    classes = toys("RewritesUndeclaredOpPass", "UndeclaredRewritePass")
+    gated = []
+
+    def gate(mutant_classes, out, seed):
+        gated.append(next(iter(mutant_classes)))
+        return SimpleNamespace(verdict=GateVerdict.UNSOUND_COPY, reproducers={}, reason="")
+
+    monkeypatch.setattr(st, "proven", lambda _classes: classes)
+    monkeypatch.setattr(st, "ci_gate", lambda args: gate)
+    monkeypatch.setattr(st, "revision", lambda: "0123abcd")
+    assert st.main(_self_test_args(tmp_path), ("edge-fp",)) == 0
+    first = json.loads((tmp_path / "st.json").read_text())
+    decided = [m for m in first["mutants"] if m["verdict"] == "killed"]
+    assert first["complete"] and first["settings"]["revision"] == "0123abcd" and len(decided) >= 2, first
+    lost = decided[-1]["index"]  # as if the run had been stopped before its last gated mutant
+    partial = dict(first, complete=False, mutants=[dict(m, seconds=123.0) for m in first["mutants"]
+                                                   if m["index"] != lost])
+    (tmp_path / "partial.json").write_text(json.dumps(partial))
+    gated.clear()
+    args = _self_test_args(tmp_path, resume=tmp_path / "partial.json", json=tmp_path / "resumed.json")
+    assert st.main(args, ("edge-fp",)) == 0
+    resumed = json.loads((tmp_path / "resumed.json").read_text())
+    assert len(gated) == 1 and resumed["complete"], (gated, resumed)
+    assert [m["index"] for m in resumed["mutants"]] == [m["index"] for m in first["mutants"]]
+    assert {m["index"]: m["seconds"] for m in resumed["mutants"]}[lost] != 123.0  # gated now
+    assert all(m["seconds"] == 123.0 for m in resumed["mutants"] if m["index"] != lost)  # kept as recorded
+
+    for changes, says in (({"seed": 1}, "seed 0 (now 1)"), ({"unaimed": True}, "unaimed False (now True)"),
+                          ({"examples": 30}, "examples 60 (now 30)")):
+        try:
+            st.main(_self_test_args(tmp_path, resume=tmp_path / "partial.json", **changes), ("edge-fp",))
+        except UsageError as exc:
+            assert says in str(exc), exc
+        else:
+            raise AssertionError(f"resumed another run: {changes}")
+    other = dict(partial, mutants=[dict(m, detail="aten.other.default") for m in partial["mutants"]])
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    monkeypatch.setattr(st, "revision", lambda: "0123abcd (modified)")
+    for path, says in ((tmp_path / "partial.json", "revision"), (tmp_path / "other.json", "revision")):
+        try:
+            st.main(_self_test_args(tmp_path, resume=path), ("edge-fp",))
+        except UsageError as exc:
+            assert says in str(exc), exc
+        else:
+            raise AssertionError("resumed from a modified checkout")
+    monkeypatch.setattr(st, "revision", lambda: "0123abcd")
+    try:
+        st.main(_self_test_args(tmp_path, resume=tmp_path / "other.json"), ("edge-fp",))
+    except UsageError as exc:
+        assert "is not this sample's" in str(exc), exc
+    else:
+        raise AssertionError("resumed a run of another sample")

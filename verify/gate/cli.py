@@ -119,6 +119,9 @@ def add_parsers(sub) -> None:
     gate.add_argument("--mutants", type=int, default=6, metavar="N", help="--self-test: mutants gated (default 6)")
     gate.add_argument("--unaimed", action="store_true",
                       help="--self-test: draw as the gate did before its aimed search (a before/after figure)")
+    gate.add_argument("--resume", type=Path, default=None, metavar="JSON",
+                      help="--self-test: keep the mutants the --json of an earlier run of the same sample, "
+                           "settings and revision gated; gate the rest")
     gate.add_argument("--shard", type=_shard, default=None, help=argparse.SUPPRESS)  # one of -j K self-test processes
     gate.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
     gate.add_argument("--json", type=Path, default=None, help="write the JSON report here")
@@ -202,6 +205,10 @@ def check_gate_usage(args) -> list[str] | None:
         raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
     if args.replay is not None and not args.replay.is_file():
         raise UsageError(f"--replay {args.replay}: no such file")
+    if args.resume is not None and not args.self_test:
+        raise UsageError("--resume continues a --self-test run: add --self-test")
+    if args.resume is not None and not args.resume.is_file():
+        raise UsageError(f"--resume {args.resume}: no such file")
     ops = _ops(args.ops)
     if args.json:
         check_output_file(args.json, "--json")

@@ -28,6 +28,14 @@ with `-j K`, in K self-test processes, each gating every K-th mutant of the same
 `--unaimed` gates with the drawing the gate had before its aimed search (`graphs.AIMED`
 emptied: no suspect-in-skip graphs, no targeted/suspect links): the "before" figure of a
 before/after comparison on the same sample.
+
+A sample of 40 costs hours (a surviving mutant about half an hour), so a stopped run is
+continued, not restarted: `--resume JSON` keeps the mutants an earlier run's JSON records and
+gates the rest. Only the same run can be continued: the JSON records the settings that decide
+a mutant's verdict (`run_settings`: the sample, the drawing, the budget, the stages, the
+revision of the code); a resume that differs in any is refused (exit 2), as is one whose
+recorded mutants are not this sample's at their positions, or one from a modified checkout (its
+code is recorded nowhere). To continue a run of another revision, resume from a checkout of it.
 """
 
 from __future__ import annotations
@@ -319,12 +327,15 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
 
 def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: Path,
               threshold: float = DEFAULT_KILL_THRESHOLD, on_result: Callable[[MutantResult], None] | None = None,
-              shard: tuple[int, int] = (0, 1)) -> SelfTestReport:
-    """Gate the seeded sample of `n` mutants (`shard` (i, k): only every k-th from the i-th)."""
+              shard: tuple[int, int] = (0, 1), done: frozenset[int] = frozenset()) -> SelfTestReport:
+    """Gate the seeded sample of `n` mutants (`shard` (i, k): only every k-th from the i-th), but
+    not those whose positions are in `done` (gated by the run this one resumes)."""
     report = SelfTestReport(threshold=threshold)
     chosen = sample(derive_mutants(classes), n, seed)
     first, step = shard
     for index, mutant in list(enumerate(chosen, 1))[first::step]:
+        if index in done:
+            continue
         if _stopped():  # the rest are not gated; the run is incomplete (main says so)
             break
         _log.info("gate self-test: [%d/%d] %s", index, len(chosen), mutant.label)
@@ -370,24 +381,82 @@ def main(args, default_stages) -> int:
               f"{result.verdict.value} ({result.gate_verdict or 'not gated'}, {result.seconds:.0f} s)", flush=True)
         partial.results.append(result)
         if args.json:  # after every mutant: a run cut short keeps what it measured
-            _write(Path(args.json), partial, complete=False)
+            _write(Path(args.json), SelfTestReport(sorted(partial.results, key=lambda r: r.index)), complete=False,
+                   settings=settings)
 
     classes = proven(gp.annotated_passes())
+    chosen = sample(derive_mutants(classes), args.mutants, seed)
+    settings = run_settings(args, seed)
+    kept = resumed(args.resume, settings, chosen) if args.resume is not None else []  # UsageError: exit 2
+    done = frozenset(r.index for r in kept)
     if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
-        self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, shard=args.shard)
+        self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, shard=args.shard, done=done)
         return 0
-    expected = len(sample(derive_mutants(classes), args.mutants, seed))
+    partial.results.extend(kept)  # a run stopped again keeps them too
+    if kept:
+        print(f"self-test: resumed: {len(kept)} of {len(chosen)} mutants kept from {args.resume}", flush=True)
     if args.jobs > 1:
         report = in_shards(args, seed, out, on_result)
     else:
-        report = self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result)
-    complete = len(report.results) == expected and not _stopped()
+        report = self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, done=done)
+    report.results = sorted({r.index: r for r in kept + report.results}.values(), key=lambda r: r.index)
+    complete = len(report.results) == len(chosen) and not _stopped()
     print(table(report))
     if not complete:
-        print(f"self-test: incomplete: {len(report.results)} of {expected} mutants gated", flush=True)
+        print(f"self-test: incomplete: {len(report.results)} of {len(chosen)} mutants gated", flush=True)
     if args.json:
-        _write(Path(args.json), report, complete=complete)
+        _write(Path(args.json), report, complete=complete, settings=settings)
     return 0 if report.passed and complete else 1
+
+
+def run_settings(args, seed: int) -> dict[str, Any]:
+    """What decides each mutant's verdict besides the mutant: the sample (its size and seed), the
+    drawing (`--unaimed`), the stages, the gate's budget, and the code (`revision`). Written into
+    the JSON; `--resume` continues only a run whose settings are these."""
+    return {"mutants": args.mutants, "seed": seed, "unaimed": bool(args.unaimed),
+            "stages": list(args.stage or args.default_stages),
+            **{name: getattr(args, name, None) for name in _SHARD_OPTIONS}, "revision": revision()}
+
+
+def revision() -> str | None:
+    """The commit the harness runs from, with " (modified)" when fastpass/, verify/ or generators/
+    differ from it (tracked or not); None outside a git checkout."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "fastpass", "verify",
+                                  "generators"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + (" (modified)" if changed else "")
+
+
+def resumed(path: Path, settings: dict[str, Any], chosen: list[Mutant]) -> list[MutantResult]:
+    """The mutants an earlier run's JSON at `path` recorded, if that run is this one (see the
+    module docstring); UsageError otherwise."""
+    from verify.usage import UsageError
+
+    try:
+        data = json.loads(Path(path).read_text())
+        recorded, mutants = data["settings"], [_result_of(m) for m in data["mutants"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--resume {path}: not the JSON of a self-test run ({type(exc).__name__}: {exc})") from None
+    differ = [f"{key} {recorded.get(key)!r} (now {value!r})" for key, value in settings.items()
+              if recorded.get(key) != value]
+    if differ:
+        raise UsageError(f"--resume {path}: another run: its {'; '.join(differ)}")
+    if settings["revision"] is None or settings["revision"].endswith("(modified)"):
+        raise UsageError(f"--resume {path}: the code is not a commit ({settings['revision'] or 'no git checkout'}): "
+                         "a resumed run could mix two versions of the gate")
+    for m in mutants:
+        mutant = chosen[m.index - 1] if 1 <= m.index <= len(chosen) else None
+        if mutant is None or (mutant.qualname, mutant.fault, mutant.detail) != (m.entry, m.fault, m.detail):
+            raise UsageError(f"--resume {path}: its mutant {m.index} ({m.entry} {m.fault.value} {m.detail}) is not "
+                             "this sample's (the registry or the proof ledger changed)")
+    return sorted({m.index: m for m in mutants}.values(), key=lambda m: m.index)
 
 
 def proven(classes: dict[str, type]) -> dict[str, type]:
@@ -401,10 +470,10 @@ def proven(classes: dict[str, type]) -> dict[str, type]:
     return {qn: cls for qn, cls in classes.items() if status_of(cls) is ProofStatus.SOUND}
 
 
-def _write(path: Path, report: SelfTestReport, complete: bool) -> None:
+def _write(path: Path, report: SelfTestReport, complete: bool, settings: dict[str, Any]) -> None:
     from verify.report import atomic
 
-    atomic.write_text(path, json.dumps(dict(report.to_dict(), complete=complete), indent=2) + "\n")
+    atomic.write_text(path, json.dumps(dict(report.to_dict(), complete=complete, settings=settings), indent=2) + "\n")
 
 
 def _stopped() -> bool:
@@ -447,6 +516,8 @@ def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], No
             command += ["--stage", stage]
         if args.unaimed:
             command.append("--unaimed")
+        if args.resume is not None:  # each skips the mutants the resumed run gated
+            command += ["--resume", str(args.resume)]
         try:
             exits[i] = launcher.launch_command(command, log_path=out / f"shard-{i}.log", timeout=None,
                                                memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
