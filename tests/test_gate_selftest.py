@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from verify.gate import passes as gp
 from verify.gate import selftest as st
+from verify.report import selftest as sr
 from verify.report.verdict import GateVerdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,16 +32,16 @@ def test_mutants_are_the_three_faults_on_real_claims():
     mutants = st.derive_mutants(classes)
     by = {(m.qualname.rsplit(".", 1)[-1], m.fault): m for m in mutants}
     # skip-sound, not copy-sound: its targeted relu (named by its code) dropped; copy claimed
-    drop = by[("RewritesUndeclaredOpPass", st.Fault.DROP_TARGETED_OP)]
+    drop = by[("RewritesUndeclaredOpPass", sr.Fault.DROP_TARGETED_OP)]
     assert drop.detail == "aten.relu.default" and not drop.entry.ops and drop.entry.skip_sound
-    assert by[("RewritesUndeclaredOpPass", st.Fault.CLAIM_COPY)].entry.copy_sound
+    assert by[("RewritesUndeclaredOpPass", sr.Fault.CLAIM_COPY)].entry.copy_sound
     # copy-sound, not skip-sound: skip claimed
-    widen = by[("UndeclaredRewritePass", st.Fault.WIDEN_SKIP)]
+    widen = by[("UndeclaredRewritePass", sr.Fault.WIDEN_SKIP)]
     assert widen.entry.skip_sound and widen.entry.copy_sound
-    assert ("UndeclaredRewritePass", st.Fault.CLAIM_COPY) not in by  # it claims copy already
+    assert ("UndeclaredRewritePass", sr.Fault.CLAIM_COPY) not in by  # it claims copy already
     # a seeded sample spreads over the faults
     chosen = st.sample(mutants, 3, seed=0)
-    assert {m.fault for m in chosen} == set(st.Fault)
+    assert {m.fault for m in chosen} == set(sr.Fault)
     assert [m.label for m in st.sample(mutants, 3, seed=0)] == [m.label for m in chosen]
 
 
@@ -69,12 +70,12 @@ def test_score_counts_and_json(tmp_path):
     counts = report.to_dict()
     assert (counts["killed"], counts["survived"], counts["equivalent"]) == (1, 1, 1), counts
     assert not report.passed
-    assert st.SelfTestReport(report.results, threshold=0.5).passed
+    assert sr.SelfTestReport(report.results, threshold=0.5).passed
     data = json.loads(json.dumps(counts))
     assert all(isinstance(data[k], int) for k in ("killed", "survived", "equivalent"))
     assert {m["verdict"] for m in data["mutants"]} == {"killed", "survived", "equivalent"}
     assert all(m["reproducer"] for m in data["mutants"] if m["verdict"] == "killed")
-    assert "self-test: killed 1, survived 1, equivalent 1" in st.table(report)
+    assert "self-test: killed 1, survived 1, equivalent 1" in sr.table(report)
     # outside the self-test the real annotations are back
     assert all(not lookup(c).copy_sound or not lookup(c).skip_sound for c in classes.values())
 
@@ -129,7 +130,7 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
                         command[command.index("--resume") + 1]))
         first, step = (int(x) for x in shard.split("/"))
         indices = range(first + 1, 6, step) if first == 0 else range(first + 1, 4, step)  # shard 1 dies early
-        mutants = [st.MutantResult(i, f"m.P{i}", st.Fault.DROP_TARGETED_OP, "op", st.MutantVerdict.KILLED,
+        mutants = [sr.MutantResult(i, f"m.P{i}", sr.Fault.DROP_TARGETED_OP, "op", sr.MutantVerdict.KILLED,
                                    "unsound-skip", f"r{i}.py").to_dict() for i in indices]
         part.write_text(json.dumps({"mutants": mutants}))
         return 0 if first == 0 else -9
@@ -144,7 +145,7 @@ def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomp
     assert sorted(started) == [("0/2", True, "60", earlier), ("1/2", True, "60", earlier)]
     assert [r.index for r in report.results] == [1, 2, 3, 5]  # shard 1 wrote mutant 2, died before 4
     assert sorted(r.index for r in seen) == [1, 2, 3, 5] and len(seen) == 4  # each reported once
-    assert report.count(st.MutantVerdict.KILLED) == 4
+    assert report.count(sr.MutantVerdict.KILLED) == 4
 
 
 def test_a_retrace_only_entry_gets_no_widened_skip_mutant():
@@ -162,8 +163,8 @@ def test_a_retrace_only_entry_gets_no_widened_skip_mutant():
     register(RetraceOnlyToyPass, frozenset(), skip_sound=False, copy_sound=True, why="test: retrace-only")
     classes = {gp.qualname(RetraceOnlyToyPass): RetraceOnlyToyPass, **toys("UndeclaredRewritePass")}
     faults = {(m.qualname.rsplit(".", 1)[-1], m.fault) for m in st.derive_mutants(classes)}
-    assert ("RetraceOnlyToyPass", st.Fault.WIDEN_SKIP) not in faults, faults
-    assert ("UndeclaredRewritePass", st.Fault.WIDEN_SKIP) in faults
+    assert ("RetraceOnlyToyPass", sr.Fault.WIDEN_SKIP) not in faults, faults
+    assert ("UndeclaredRewritePass", sr.Fault.WIDEN_SKIP) in faults
 
 
 def _real_mutant(pass_name: str, detail: str) -> st.Mutant:
@@ -253,8 +254,8 @@ def test_a_dropped_op_no_drawn_graph_can_hold_is_unpresentable_and_not_gated(tmp
         raise AssertionError("an unpresentable mutant was gated")
 
     result = st.run_mutant(1, gap, gate, tmp_path, 0)
-    assert result.verdict is st.MutantVerdict.UNPRESENTABLE
-    report = st.SelfTestReport([result])
+    assert result.verdict is sr.MutantVerdict.UNPRESENTABLE
+    report = sr.SelfTestReport([result])
     assert report.score is None and report.to_dict()["unpresentable"] == 1
 
 
@@ -263,14 +264,14 @@ def test_dropping_the_only_op_of_a_skip_only_entry_is_equivalent(tmp_path):
     fastpass never skips such a pass (`_passcall._skip_reason`) nor copies in it: the mutant entry
     is never used (the gate, run anyway, reads it `inert` or `unreachable`, which the self-test
     counted survived). Not gated."""
-    (drop,) = [m for m in st.derive_mutants(toys("RewritesUndeclaredOpPass")) if m.fault is st.Fault.DROP_TARGETED_OP]
+    (drop,) = [m for m in st.derive_mutants(toys("RewritesUndeclaredOpPass")) if m.fault is sr.Fault.DROP_TARGETED_OP]
     assert not drop.entry.ops and not drop.entry.copy_sound
     assert "only targeted op" in st.equivalence(drop)
 
     def gate(*_):
         raise AssertionError("an equivalent mutant was gated")
 
-    assert st.run_mutant(1, drop, gate, tmp_path, 0).verdict is st.MutantVerdict.EQUIVALENT
+    assert st.run_mutant(1, drop, gate, tmp_path, 0).verdict is sr.MutantVerdict.EQUIVALENT
 
 
 def test_a_cat_of_one_tensor_the_vocabulary_draws_kills_the_dropped_cat():
@@ -381,9 +382,9 @@ def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path
         report = st.self_test(classes, 3, 0, gate, tmp_path, threshold=0.8)
     finally:
         launcher.reset_after_stop()
-    gated = [r for r in report.results if r.verdict is not st.MutantVerdict.EQUIVALENT]
-    assert len(calls) == 2 and [r.verdict for r in gated] == [st.MutantVerdict.SURVIVED], report.results
-    assert not any(r.verdict is st.MutantVerdict.KILLED for r in report.results)
+    gated = [r for r in report.results if r.verdict is not sr.MutantVerdict.EQUIVALENT]
+    assert len(calls) == 2 and [r.verdict for r in gated] == [sr.MutantVerdict.SURVIVED], report.results
+    assert not any(r.verdict is sr.MutantVerdict.KILLED for r in report.results)
 
 
 def _self_test_args(tmp_path, **changes) -> SimpleNamespace:

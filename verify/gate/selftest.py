@@ -44,36 +44,16 @@ import json
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
-from enum import Enum
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from verify.report.selftest import (DEFAULT_KILL_THRESHOLD, Fault, MutantResult, MutantVerdict, SelfTestReport,
+                                    table, write_json)
 
 _log = logging.getLogger(__name__)
 
 DEFAULT_MUTANTS = 6
-DEFAULT_KILL_THRESHOLD = 0.95  # of the non-equivalent mutants
-
-
-class Fault(str, Enum):
-    DROP_TARGETED_OP = "drop-targeted-op"
-    CLAIM_COPY = "claim-copy"
-    WIDEN_SKIP = "widen-skip"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class MutantVerdict(str, Enum):
-    KILLED = "killed"  # the gate fails CI on it (unsound, or error)
-    SURVIVED = "survived"  # the gate passes it (sound, unexercised, untested)
-    EQUIVALENT = "equivalent"  # the wrong claim cannot change any lowering (argument recorded)
-    # no graph the gate draws can hold the dropped op (`presentable`): a gap of the generators'
-    # vocabulary, listed with the run, not a miss of the search; outside the score, not gated
-    UNPRESENTABLE = "unpresentable"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -89,51 +69,6 @@ class Mutant:
     @property
     def label(self) -> str:
         return f"{self.qualname.rsplit('.', 1)[-1]} {self.fault.value} {self.detail}"
-
-
-@dataclass
-class MutantResult:
-    index: int  # 1-based position in the seeded sample (shards merge by it)
-    entry: str
-    fault: Fault
-    detail: str
-    verdict: MutantVerdict
-    gate_verdict: str = ""
-    reproducer: str | None = None
-    argument: str | None = None  # why an equivalent mutant cannot change a lowering
-    reason: str = ""
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict:
-        out = asdict(self)
-        out["fault"], out["verdict"] = self.fault.value, self.verdict.value
-        return out
-
-
-@dataclass
-class SelfTestReport:
-    results: list[MutantResult] = field(default_factory=list)
-    threshold: float = DEFAULT_KILL_THRESHOLD
-
-    def count(self, verdict: MutantVerdict) -> int:
-        return sum(1 for r in self.results if r.verdict is verdict)
-
-    @property
-    def score(self) -> float | None:
-        """Killed over non-equivalent mutants (None when every mutant is equivalent)."""
-        decided = self.count(MutantVerdict.KILLED) + self.count(MutantVerdict.SURVIVED)
-        return self.count(MutantVerdict.KILLED) / decided if decided else None
-
-    @property
-    def passed(self) -> bool:
-        return self.score is None or self.score >= self.threshold
-
-    def to_dict(self) -> dict:
-        return {"killed": self.count(MutantVerdict.KILLED), "survived": self.count(MutantVerdict.SURVIVED),
-                "equivalent": self.count(MutantVerdict.EQUIVALENT),
-                "unpresentable": self.count(MutantVerdict.UNPRESENTABLE), "score": self.score,
-                "threshold": self.threshold, "passed": self.passed,
-                "mutants": [r.to_dict() for r in self.results]}
 
 
 def derive_mutants(classes: dict[str, type]) -> list[Mutant]:
@@ -348,21 +283,6 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
     return report
 
 
-def table(report: SelfTestReport) -> str:
-    rows = [("entry", "fault", "change", "verdict", "gate", "reproducer / argument")]
-    for r in report.results:
-        rows.append((r.entry.rsplit(".", 1)[-1], r.fault.value, r.detail, r.verdict.value, r.gate_verdict,
-                     r.reproducer or r.argument or r.reason[:60]))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(5)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row[:5], widths)) + "  " + str(row[5]) for row in rows]
-    score = "-" if report.score is None else f"{report.score:.0%}"
-    lines.append(f"self-test: killed {report.count(MutantVerdict.KILLED)}, survived "
-                 f"{report.count(MutantVerdict.SURVIVED)}, equivalent {report.count(MutantVerdict.EQUIVALENT)}, "
-                 f"unpresentable {report.count(MutantVerdict.UNPRESENTABLE)}; "
-                 f"score {score} (threshold {report.threshold:.0%}): {'pass' if report.passed else 'FAIL'}")
-    return "\n".join(lines)
-
-
 def main(args, default_stages) -> int:
     """`verify gate --self-test [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
     if the gate kills at least the threshold share of the non-equivalent mutants, 1 otherwise."""
@@ -381,7 +301,7 @@ def main(args, default_stages) -> int:
               f"{result.verdict.value} ({result.gate_verdict or 'not gated'}, {result.seconds:.0f} s)", flush=True)
         partial.results.append(result)
         if args.json:  # after every mutant: a run cut short keeps what it measured
-            _write(Path(args.json), SelfTestReport(sorted(partial.results, key=lambda r: r.index)), complete=False,
+            write_json(Path(args.json), SelfTestReport(sorted(partial.results, key=lambda r: r.index)), complete=False,
                    settings=settings)
 
     classes = proven(gp.annotated_passes())
@@ -405,7 +325,7 @@ def main(args, default_stages) -> int:
     if not complete:
         print(f"self-test: incomplete: {len(report.results)} of {len(chosen)} mutants gated", flush=True)
     if args.json:
-        _write(Path(args.json), report, complete=complete, settings=settings)
+        write_json(Path(args.json), report, complete=complete, settings=settings)
     return 0 if report.passed and complete else 1
 
 
@@ -441,7 +361,7 @@ def resumed(path: Path, settings: dict[str, Any], chosen: list[Mutant]) -> list[
 
     try:
         data = json.loads(Path(path).read_text())
-        recorded, mutants = data["settings"], [_result_of(m) for m in data["mutants"]]
+        recorded, mutants = data["settings"], [MutantResult.from_dict(m) for m in data["mutants"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--resume {path}: not the JSON of a self-test run ({type(exc).__name__}: {exc})") from None
     differ = [f"{key} {recorded.get(key)!r} (now {value!r})" for key, value in settings.items()
@@ -468,12 +388,6 @@ def proven(classes: dict[str, type]) -> dict[str, type]:
     from fastpass.annotations import ProofStatus, status_of
 
     return {qn: cls for qn, cls in classes.items() if status_of(cls) is ProofStatus.SOUND}
-
-
-def _write(path: Path, report: SelfTestReport, complete: bool, settings: dict[str, Any]) -> None:
-    from verify.report import atomic
-
-    atomic.write_text(path, json.dumps(dict(report.to_dict(), complete=complete, settings=settings), indent=2) + "\n")
 
 
 def _stopped() -> bool:
@@ -536,7 +450,7 @@ def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], No
                 data = json.loads(part.read_text())
             except (OSError, ValueError):
                 continue
-            results += [_result_of(m) for m in data["mutants"]]
+            results += [MutantResult.from_dict(m) for m in data["mutants"]]
         for result in sorted(results, key=lambda r: r.index):
             if result.index not in seen:
                 seen.add(result.index)
@@ -553,8 +467,3 @@ def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], No
             _log.warning("gate self-test: shard %d/%d ended with %s (log: %s)", i, shards, status,
                          out / f"shard-{i}.log")
     return SelfTestReport(sorted(results, key=lambda r: r.index))
-
-
-def _result_of(data: dict) -> MutantResult:
-    fields = dict(data, fault=Fault(data["fault"]), verdict=MutantVerdict(data["verdict"]))
-    return MutantResult(**fields)
