@@ -117,7 +117,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path):
     from generators.random import interpret
     from verify.fuzz.coverage import record_coverage, summarize_coverage
     from verify.fuzz.search import verify_graph
-    from verify.fuzz.budget import TimeBudget
+    from verify.fuzz.budget import time_budget
     from verify.fuzz.coverage import read_coverage
 
     spec = interpret([(1, 2, 4, 4)], [("relu", 0, 0), ("where", 0, 0)])  # relu -> clamp; where(gt)
@@ -155,7 +155,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path):
     assert 0 < stock.observation.snapshot_seconds < stock.seconds
     assert 0 < fast.observation.snapshot_seconds < fast.seconds
     assert stock.serialize_seconds > 0 and stock.reference_seconds > 0 and fast.reference_seconds > 0
-    budget = TimeBudget.of(read_coverage(tmp_path)[0])
+    budget = time_budget(read_coverage(tmp_path)[0])
     assert budget.graphs == 2 and budget.rest >= 0
     assert budget.stock == pytest.approx(stock.seconds - stock.observation.snapshot_seconds)
     assert f"the stock lowering alone ({budget.stock:.2f} s, less its per-pass snapshots; 2 graphs)" in summary
@@ -165,7 +165,7 @@ def test_coverage_summary_counts_passes_and_throughput(tmp_path):
 
 
 def test_the_time_budget_splits_a_graph_and_bounds_what_fastpass_can_save():
-    from verify.fuzz.budget import TimeBudget
+    from verify.fuzz.budget import time_budget
 
     def row(total, **seconds):
         return {"started": 100.0, "finished": 100.0 + total, "seconds": seconds}
@@ -173,14 +173,14 @@ def test_the_time_budget_splits_a_graph_and_bounds_what_fastpass_can_save():
     parts = dict(prepare=1.0, stock=5.0, stock_snapshots=1.0, fastpass=2.0, fastpass_snapshots=0.5,
                  serialize=0.5, reference=0.3)
     older = row(99.0, prepare=1.0, stock=5.0, fastpass=2.0)  # written before the parts were recorded
-    budget = TimeBudget.of([row(10.0, **parts), row(12.0, **parts), older])
+    budget = time_budget([row(10.0, **parts), row(12.0, **parts), older])
     assert budget.graphs == 2 and budget.total == 11.0
     assert (budget.stock, budget.stock_snapshots, budget.fastpass, budget.fastpass_snapshots) == (4.0, 1.0, 1.5, 0.5)
     assert budget.rest == pytest.approx(11.0 - (1.0 + 4.0 + 1.0 + 1.5 + 0.5 + 0.5 + 0.3))
     assert budget.ratio == pytest.approx(11.0 / 4.0)  # against the stock lowering less its snapshots
     assert budget.ratio_with_free_fastpass == pytest.approx((11.0 - 1.5) / 4.0)  # snapshots are the harness's
     assert budget.ratio_with_free_fastpass_and_snapshots == pytest.approx((11.0 - 1.5 - 1.0 - 0.5) / 4.0)
-    assert TimeBudget.of([older]) is None
+    assert time_budget([older]) is None
 
 
 def _step(seq, index, name, digest):
@@ -292,7 +292,7 @@ def test_coverage_summary_of_a_mixed_campaign_adds_an_all_targets_line(tmp_path)
 def test_the_coverage_report_writes_typed_values_alone():
     """verify.report.fuzz_coverage formats what verify.fuzz.coverage computed and nothing more: a
     summary built by hand (no coverage lines, no reach, no fastpass) is written in full."""
-    from verify.fuzz.budget import TimeBudget
+    from verify.report.fuzz_coverage import TimeBudget
     from verify.report.fuzz_coverage import (
         CoverageSummary, CoverageVerdict, LoweringSeconds, TargetReach, Throughput, text,
     )

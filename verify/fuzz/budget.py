@@ -4,7 +4,8 @@ A campaign's rate is capped by the stock lowering it must run for every graph: n
 does can take that away.  What the harness adds on top is the graph's preparation (build, export,
 quantize: shared by both modes), fastpass's own lowering, and the checks (per-pass snapshots in
 both modes, serialization, the reference model, the comparison).  `TimeBudget` splits a graph's
-time that way from the campaign's coverage lines and gives three ratios against the stock lowering
+time that way from the campaign's coverage lines (`time_budget`; the value and its ratios are
+verify.report.fuzz_coverage's, which writes them) and gives three ratios against the stock lowering
 alone (the stock lowering less its per-pass snapshots: what a user's lowering costs):
 
 - `ratio`: the harness's whole time per graph;
@@ -19,9 +20,8 @@ give no budget.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from verify.lowering.mode import Mode
+from verify.report.fuzz_coverage import TimeBudget
 
 # Keys of a coverage line's "seconds", besides "prepare" and the two modes' lowering times.
 SNAPSHOT_KEYS = {Mode.STOCK: "stock_snapshots", Mode.FASTPASS: "fastpass_snapshots"}
@@ -40,58 +40,21 @@ def seconds_of(verdict) -> dict[str, float]:
             REFERENCE_KEY: stock.reference_seconds + fast.reference_seconds}
 
 
-@dataclass(frozen=True)
-class TimeBudget:
-    """Mean seconds per graph over `graphs` coverage lines.  Lowering times exclude their
-    per-pass snapshots, which are counted apart; `rest` is what no part accounts for: final
-    snapshots, the program copies, the checks (and the order recheck of a graph that failed them).
-    Written in the coverage summary by verify.report.fuzz_coverage (read there as `BudgetFigures`)."""
+def time_budget(rows: list[dict]) -> TimeBudget | None:
+    """The budget (mean seconds per graph) of the coverage lines that record every part and their
+    start and finish, or None."""
+    usable = [r for r in rows if r.get("started") and r.get("finished")
+              and all(k in r.get("seconds", {}) for k in _PARTS)]
+    if not usable:
+        return None
 
-    graphs: int
-    total: float  # from the graph's start to its finish
-    prepare: float
-    stock: float
-    stock_snapshots: float
-    fastpass: float
-    fastpass_snapshots: float
-    serialize: float
-    reference: float
+    def mean(read) -> float:
+        return sum(read(r) for r in usable) / len(usable)
 
-    @classmethod
-    def of(cls, rows: list[dict]) -> TimeBudget | None:
-        """The budget of the lines that record every part and their start and finish, or None."""
-        usable = [r for r in rows if r.get("started") and r.get("finished")
-                  and all(k in r.get("seconds", {}) for k in _PARTS)]
-        if not usable:
-            return None
+    def part(key: str) -> float:
+        return mean(lambda r: r["seconds"][key])
 
-        def mean(read) -> float:
-            return sum(read(r) for r in usable) / len(usable)
-
-        def part(key: str) -> float:
-            return mean(lambda r: r["seconds"][key])
-
-        return cls(len(usable), mean(lambda r: r["finished"] - r["started"]), part("prepare"),
-                   part(Mode.STOCK) - part(SNAPSHOT_KEYS[Mode.STOCK]), part(SNAPSHOT_KEYS[Mode.STOCK]),
-                   part(Mode.FASTPASS) - part(SNAPSHOT_KEYS[Mode.FASTPASS]), part(SNAPSHOT_KEYS[Mode.FASTPASS]),
-                   part(SERIALIZE_KEY), part(REFERENCE_KEY))
-
-    @property
-    def rest(self) -> float:
-        return self.total - (self.prepare + self.stock + self.stock_snapshots + self.fastpass
-                             + self.fastpass_snapshots + self.serialize + self.reference)
-
-    @property
-    def ratio(self) -> float:
-        """The harness's time per graph over the stock lowering alone."""
-        return self.total / self.stock
-
-    @property
-    def ratio_with_free_fastpass(self) -> float:
-        """`ratio` had fastpass's lowering (less its snapshots) taken no time: the floor of any fastpass speed-up."""
-        return (self.total - self.fastpass) / self.stock
-
-    @property
-    def ratio_with_free_fastpass_and_snapshots(self) -> float:
-        """`ratio_with_free_fastpass` with no per-pass snapshots either (in either mode)."""
-        return (self.total - self.fastpass - self.stock_snapshots - self.fastpass_snapshots) / self.stock
+    return TimeBudget(len(usable), mean(lambda r: r["finished"] - r["started"]), part("prepare"),
+                      part(Mode.STOCK) - part(SNAPSHOT_KEYS[Mode.STOCK]), part(SNAPSHOT_KEYS[Mode.STOCK]),
+                      part(Mode.FASTPASS) - part(SNAPSHOT_KEYS[Mode.FASTPASS]), part(SNAPSHOT_KEYS[Mode.FASTPASS]),
+                      part(SERIALIZE_KEY), part(REFERENCE_KEY))

@@ -36,7 +36,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from verify.fuzz.budget import TimeBudget, seconds_of
+from verify.fuzz.budget import seconds_of, time_budget
 from verify.lowering.mode import Mode
 from verify.report.fuzz_coverage import (
     CoverageSummary, CoverageVerdict, LoweringSeconds, PassCoverage, PassStanding, Standing, TargetCoverage,
@@ -306,7 +306,7 @@ def _throughput_of(target: str, rows: list[dict], workers: int) -> Throughput | 
     if not split:
         return Throughput(target, len(timed), wall, busy, workers)
     ops = sum(r["ops"] for r in split) / len(split)
-    budget = TimeBudget.of(split)
+    budget = time_budget(split)
     if budget is not None:
         return Throughput(target, len(timed), wall, busy, workers, ops, budget=budget)
     # Lines written before the budget's parts were recorded: the three times they have.

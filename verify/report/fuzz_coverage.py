@@ -7,7 +7,7 @@ prints at the end (and the fuzz session's pytest terminal summary). The counting
 in the campaign: verify.fuzz.coverage reads the coverage lines, tallies them and gives each
 reachable pass its `Standing` (with generators.random.reach), verify.fuzz.budget splits a graph's
 time. They build the typed values below, which this module only formats; it imports nothing above
-it (the time budget is read through `BudgetFigures`).
+it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
 
 
 @dataclass
@@ -121,12 +120,15 @@ class CoverageVerdict:
         return out
 
 
-class BudgetFigures(Protocol):
-    """What the summary reads of where a graph's time went (verify.fuzz.budget.TimeBudget: mean
-    seconds per graph, its lowering times less their per-pass snapshots)."""
+@dataclass(frozen=True)
+class TimeBudget:
+    """Mean seconds per graph over `graphs` coverage lines.  Lowering times exclude their
+    per-pass snapshots, which are counted apart; `rest` is what no part accounts for: final
+    snapshots, the program copies, the checks (and the order recheck of a graph that failed them).
+    Computed from the coverage lines by verify.fuzz.budget.time_budget; written here."""
 
     graphs: int
-    total: float
+    total: float  # from the graph's start to its finish
     prepare: float
     stock: float
     stock_snapshots: float
@@ -136,16 +138,25 @@ class BudgetFigures(Protocol):
     reference: float
 
     @property
-    def rest(self) -> float: ...
+    def rest(self) -> float:
+        return self.total - (self.prepare + self.stock + self.stock_snapshots + self.fastpass
+                             + self.fastpass_snapshots + self.serialize + self.reference)
 
     @property
-    def ratio(self) -> float: ...
+    def ratio(self) -> float:
+        """The harness's time per graph over the stock lowering alone."""
+        return self.total / self.stock
 
     @property
-    def ratio_with_free_fastpass(self) -> float: ...
+    def ratio_with_free_fastpass(self) -> float:
+        """`ratio` had fastpass's lowering (less its snapshots) taken no time: the floor of any fastpass speed-up."""
+        return (self.total - self.fastpass) / self.stock
 
     @property
-    def ratio_with_free_fastpass_and_snapshots(self) -> float: ...
+    def ratio_with_free_fastpass_and_snapshots(self) -> float:
+        """`ratio_with_free_fastpass` with no per-pass snapshots either (in either mode)."""
+        return (self.total - self.fastpass - self.stock_snapshots - self.fastpass_snapshots) / self.stock
+
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,7 @@ class Throughput:
     busy: float
     workers: int
     ops: float | None = None
-    budget: BudgetFigures | None = None
+    budget: TimeBudget | None = None
     lowering: LoweringSeconds | None = None
 
 
@@ -252,7 +263,7 @@ def _throughput(t: Throughput) -> str:
     return out
 
 
-def _budget_lines(b: BudgetFigures) -> list[str]:
+def _budget_lines(b: TimeBudget) -> list[str]:
     """Two lines: the ratios to the stock lowering alone, then where the rest of a graph's time went."""
     return [f"time per graph {b.total:.2f} s = {b.ratio:.2f}x the stock lowering alone ({b.stock:.2f} s, "
             f"less its per-pass snapshots; {b.graphs} graphs); with fastpass's lowering free it would "
