@@ -7,7 +7,7 @@ import torch
 from executorch.exir.delegate import executorch_call_delegate
 
 from generators.models import MODELS
-from verify.cli import DEFAULT_TARGETS
+from verify.commands.run import DEFAULT_TARGETS
 
 
 def test_sleepnet_matches_the_benchmark_description():

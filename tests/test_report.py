@@ -184,7 +184,7 @@ def test_replay_runs_under_the_saved_hash_seed(tmp_path, monkeypatch):
     """A divergence found under PYTHONHASHSEED=S is replayed in a child under S, not this process's seed."""
     import types
 
-    from verify import replay
+    from verify.commands import replay
 
     from generators.random import GraphSpec
 

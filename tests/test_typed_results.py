@@ -24,7 +24,7 @@ def test_modes_have_one_name_each():
 
 
 def test_second_mode_option_takes_the_mode_names_only(capsys):
-    from verify.cli import _add_run_arguments
+    from verify.commands.run import _add_run_arguments
 
     parser = argparse.ArgumentParser()
     _add_run_arguments(parser)

@@ -1,6 +1,7 @@
-"""The command line's newer commands, one module each (`python -m verify fuzz`, `peer`,
-`crosscheck`): each only parses its options, refuses bad usage in one line before any work
-(verify.usage.UsageError, exit 2) and hands the work to the layer below it -- a campaign (the
-fuzz campaign, peer's pytest runs) or a session (crosscheck) -- and its results to verify.report.
-Each module's `add_parser(sub)` registers it with `python -m verify` (verify.cli.main);
+"""The command line's commands, one module each (`python -m verify run` and `report` in run.py,
+`replay`, `fuzz`, `peer`, `crosscheck`): each only parses its options, refuses bad usage in one
+line before any work (verify.usage.UsageError, exit 2) and hands the work to the layer below it --
+a campaign (the run campaign, the fuzz campaign, peer's pytest runs, a reproducer's producer) or
+a session (crosscheck) -- and its results to verify.report. Each module's `add_parser(sub)`
+registers it with `python -m verify` (verify.cli.main; run.py's `add_report_parser`, `report`);
 `arguments.py` parses the option values several commands share."""

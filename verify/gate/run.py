@@ -277,8 +277,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 def replay(path: Path, ref: str | None, stage: str | None, trust: bool = False) -> int:
     """`verify gate --replay`: `verify replay` for a gate reproducer, optionally with another
     pass reference or stage. Exit 1 while it still diverges. Like `verify replay`, it runs the
-    code the file names (its pass reference) only with `trust` (verify.replay.authorize)."""
-    from verify.replay import authorize
+    code the file names (its pass reference) only with `trust` (verify.run.replay.authorize)."""
+    from verify.run.replay import authorize
 
     saved = load(path)
     if saved.manifest.producer is not Producer.GATE:

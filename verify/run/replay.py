@@ -1,10 +1,11 @@
-"""`python -m verify replay FILE`: replay any reproducer (fuzz, gate, crosscheck) with one command.
+"""Replaying any reproducer (fuzz, gate, crosscheck): check it, authorize it, hand it to its producer.
 
-It reads the reproducer's manifest (verify.report.reproducer), runs it under the hash seed it
-was found under (in a child process when this one runs under another), hands it to the
-replay of the producer that saved it, and says identical or divergent, with the first
-divergent pass. Exit 0 identical, 1 divergent (or the replay failed: the problem is still
-there), 2 for bad usage, a file that is not a reproducer or a malformed one.
+The command is `python -m verify replay FILE` (verify.commands.replay): it reads the reproducer
+(`read`), checks it (`authorize`), runs under the hash seed it was found under (in a child
+process when this one runs under another), and `replay` hands it to the replay of the producer
+that saved it (verify.fuzz.search, verify.gate.run, verify.crosscheck.reproducer); the command
+says identical or divergent, with the first divergent pass. `python -m verify.crosscheck replay`
+and `verify gate --replay` check their files here too (`read`, `authorize`).
 
 A reproducer is code. A crosscheck reproducer's payload is a pickle (unpickling runs whatever
 it names), a gate reproducer names a pass that replay imports (a `file.py:Class` runs that
@@ -17,10 +18,8 @@ in the manifest from generators.random's vocabulary and runs no code from the fi
 
 from __future__ import annotations
 
-import os
 import pickletools
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,17 +148,6 @@ def replay(saved: Reproducer) -> Replayed:
     return replay_call(saved)
 
 
-def add_parser(sub) -> None:
-    parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent")
-    parser.add_argument("file", type=Path, metavar="REPRODUCER")
-    parser.add_argument("--trust", action="store_true",
-                        help="run the code a gate or crosscheck reproducer names (a pass it imports, a pickle); "
-                             "without it such a file is refused, after saying what it would run")
-    parser.add_argument("--any-hash-seed", action="store_true",
-                        help="replay under this process's hash seed, not the one the reproducer was saved under")
-    parser.set_defaults(handler=cmd_replay)
-
-
 def read(path: Path) -> Reproducer:
     """The reproducer at `path`; UsageError (exit 2) if there is none or it is not one."""
     if not path.is_file():
@@ -168,32 +156,3 @@ def read(path: Path) -> Reproducer:
         return load(path)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
-
-
-def cmd_replay(args) -> int:
-    saved = read(args.file)
-    try:
-        execution = authorize(saved, args.trust)
-    except ReproducerError as exc:
-        raise UsageError(str(exc)) from None
-    manifest = saved.manifest
-    seed = manifest.hash_seed
-    if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:
-        # The divergence was found under this seed: replay it there (string hashing orders sets).
-        command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
-                   *(["--trust"] if args.trust else [])]
-        return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
-    for line in execution.what:
-        print(f"replay: {line}", file=sys.stderr)
-    what = f" of {manifest.pass_ref}" if manifest.pass_ref else ""
-    print(f"replaying {manifest.producer} reproducer{what} ({manifest.target or 'no target'}, features "
-          f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
-          f"{manifest.first_divergent_pass or 'not located'})", flush=True)
-    try:
-        replayed = replay(saved)
-    except ReproducerError as exc:
-        raise UsageError(str(exc)) from None
-    for line in replayed.details[:12]:
-        print("  " + line)
-    print(replayed.describe())
-    return replayed.exit_status

@@ -1,0 +1,61 @@
+"""`python -m verify replay FILE`: replay any reproducer (fuzz, gate, crosscheck) with one command.
+
+It reads the reproducer's manifest (verify.report.reproducer), checks it without running
+anything from it and refuses a file that names code to run unless `--trust` is given
+(verify.run.replay: the checks `python -m verify.crosscheck replay` and `verify gate --replay`
+share), runs it under the hash seed it was found under (in a child process when this one runs
+under another), hands it to the replay of the producer that saved it, and says identical or
+divergent, with the first divergent pass. Exit 0 identical, 1 divergent (or the replay failed:
+the problem is still there), 2 for bad usage, a file that is not a reproducer or a malformed one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from verify.report.reproducer import ReproducerError
+from verify.run.replay import authorize, read, replay
+from verify.usage import UsageError
+
+
+def add_parser(sub) -> None:
+    parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent")
+    parser.add_argument("file", type=Path, metavar="REPRODUCER")
+    parser.add_argument("--trust", action="store_true",
+                        help="run the code a gate or crosscheck reproducer names (a pass it imports, a pickle); "
+                             "without it such a file is refused, after saying what it would run")
+    parser.add_argument("--any-hash-seed", action="store_true",
+                        help="replay under this process's hash seed, not the one the reproducer was saved under")
+    parser.set_defaults(handler=cmd_replay)
+
+
+def cmd_replay(args) -> int:
+    saved = read(args.file)
+    try:
+        execution = authorize(saved, args.trust)
+    except ReproducerError as exc:
+        raise UsageError(str(exc)) from None
+    manifest = saved.manifest
+    seed = manifest.hash_seed
+    if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:
+        # The divergence was found under this seed: replay it there (string hashing orders sets).
+        command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
+                   *(["--trust"] if args.trust else [])]
+        return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
+    for line in execution.what:
+        print(f"replay: {line}", file=sys.stderr)
+    what = f" of {manifest.pass_ref}" if manifest.pass_ref else ""
+    print(f"replaying {manifest.producer} reproducer{what} ({manifest.target or 'no target'}, features "
+          f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
+          f"{manifest.first_divergent_pass or 'not located'})", flush=True)
+    try:
+        replayed = replay(saved)
+    except ReproducerError as exc:
+        raise UsageError(str(exc)) from None
+    for line in replayed.details[:12]:
+        print("  " + line)
+    print(replayed.describe())
+    return replayed.exit_status
