@@ -54,11 +54,16 @@ def share_arg(text: str) -> Share:
     return share
 
 
-def share_seed(text: str) -> int:
+def _seed(text: str) -> int:
+    """`text` as an integer, or -1 (no seed) when it is not one."""
     try:
-        seed = int(text)
+        return int(text)
     except ValueError:
-        seed = -1
+        return -1
+
+
+def share_seed(text: str) -> int:
+    seed = _seed(text)
     if seed < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: a non-negative integer (the seed a run printed, to repeat it)")
     return seed
@@ -66,10 +71,7 @@ def share_seed(text: str) -> int:
 
 def hash_seed(text: str) -> int:
     """`--hash-seed`: one fixed seed for every mode; 'random' would give each mode its own."""
-    try:
-        seed = int(text)
-    except ValueError:
-        seed = -1
+    seed = _seed(text)
     if not 0 <= seed <= 4294967295:
         raise argparse.ArgumentTypeError(f"{text!r}: an integer 0..4294967295, the seed every mode runs under "
                                          "('random' would give each mode a seed of its own)")
