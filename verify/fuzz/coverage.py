@@ -39,7 +39,7 @@ from pathlib import Path
 from verify.fuzz.budget import seconds_of, time_budget
 from verify.lowering.mode import Mode
 from verify.report.fuzz_coverage import (
-    CoverageSummary, CoverageVerdict, LoweringSeconds, PassCoverage, PassStanding, Standing, TargetCoverage,
+    CoverageSummary, CoverageVerdict, LoweringSeconds, Outside, PassCoverage, PassStanding, Standing, TargetCoverage,
     TargetReach, Throughput, text,
 )
 
@@ -227,12 +227,11 @@ def tally(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None) -
 DEFAULT_MIN_DRAWS = 10
 
 
-def _reached_only_on(name: str) -> str:
+def _reached_only_on(name: str) -> Outside:
     from generators.random import reach
 
     only = reach.TARGET_ONLY.get(name)
-    where = f"{', '.join(only[0])} ({only[1]})" if only else f"tosa-fp ({reach.QUANTIZER_FIRST_WHY})"
-    return f"reached only on {where}; add it to verify fuzz --targets"
+    return Outside(tuple(only[0]), only[1]) if only else Outside(("tosa-fp",), reach.QUANTIZER_FIRST_WHY)
 
 
 def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None,
@@ -264,15 +263,14 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
                    or (name in reach.RUN_OUTSIDE_MANAGERS and name in _fast_counts(row))]
         drawn = [row for row in invoked if route is None or set(route) & set(row.get("op_names", ()))]
         presented = sum(name in row.get("presented", ()) for row in mine)
-        outside = ""
+        outside = None
         if exercised:
             standing = Standing.EXERCISED
         elif not targets:
             standing, outside = Standing.OUTSIDE_CAMPAIGN, _reached_only_on(name)
         elif not invoked and not every_target <= set(campaign):
             standing = Standing.OUTSIDE_CAMPAIGN
-            outside = (f"no pipeline of {', '.join(targets)} invoked it; run every target "
-                       f"({', '.join(sorted(every_target))}) to tell a pipeline that lacks it from a missing reason")
+            outside = Outside(every=tuple(sorted(every_target)))
         elif len(drawn) >= draws or (not invoked and len(mine) >= draws):
             standing = Standing.GENERATOR_GAP  # (no pipeline invoked it: a missing IN_NO_PIPELINE reason)
         else:

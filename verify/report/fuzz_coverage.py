@@ -47,6 +47,24 @@ class Standing(Enum):
 
 
 @dataclass(frozen=True)
+class Outside:
+    """Why a pass stands outside a campaign: it is reached only on targets the campaign did not
+    run (`only_on`: those targets, `why` they alone), or (`only_on` empty) no pipeline of the
+    targets it ran invoked it, and only a campaign on `every` target tells a pipeline that lacks
+    the pass from a missing reason."""
+
+    only_on: tuple[str, ...] = ()
+    why: str = ""
+    every: tuple[str, ...] = ()
+
+    def describe(self, targets: tuple[str, ...]) -> str:
+        if self.only_on:
+            return f"reached only on {', '.join(self.only_on)} ({self.why}); add it to verify fuzz --targets"
+        return (f"no pipeline of {', '.join(targets)} invoked it; run every target ({', '.join(self.every)}) to tell "
+                f"a pipeline that lacks it from a missing reason")
+
+
+@dataclass(frozen=True)
 class PassStanding:
     name: str
     standing: Standing
@@ -56,7 +74,7 @@ class PassStanding:
     invoked: int  # graphs on `targets` whose stock pipeline invoked it
     presented: int  # graphs on `targets` in which its targeted ops reached it
     exercised: int  # graphs on `targets` that exercised it (verify.fuzz.coverage's docstring)
-    outside: str = ""  # for OUTSIDE_CAMPAIGN: where it is reached instead
+    outside: Outside | None = None  # for OUTSIDE_CAMPAIGN: why
 
     def describe(self, min_draws: int) -> str:
         where = ", ".join(self.targets) or "no target of this campaign"
@@ -64,7 +82,7 @@ class PassStanding:
         counts = (f"{route}: drawn in {self.drawn} graphs, invoked in {self.invoked}, presented in {self.presented}, "
                   f"exercised in {self.exercised}")
         if self.standing is Standing.OUTSIDE_CAMPAIGN:
-            return f"{self.name}: outside this campaign: {self.outside}"
+            return f"{self.name}: outside this campaign: {self.outside.describe(self.targets) if self.outside else ''}"
         if self.standing is Standing.TOO_FEW_EXAMPLES:
             return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
                     f"verify fuzz --examples)")
