@@ -67,6 +67,7 @@ def run_batch(jobs: Sequence[PytestJob], width: int, merge: Callable[[JobReturn]
     lanes: queue.SimpleQueue[int] = queue.SimpleQueue()
     for lane in range(width):
         lanes.put(lane)
+
     def run(job: PytestJob) -> JobReturn:
         from verify.jobs import execute
 
