@@ -722,8 +722,10 @@ def _int_clamp_inst(ctx):
     """An int32 clamp (x scaled and cast to int32, clamped by scalars, cast back): the one clamp
     DecomposeTOSAUnsupportedClampPass rewrites (TOSA has no int32 CLAMP; it leaves float and int8
     scalar clamps alone), which `clamp`, of float32 values, never presents (its mutant without
-    clamp.default survived the gate's self-test). Float targets only (FLOAT_ONLY): on INT targets
-    the quantizer would annotate the int32 cast."""
+    clamp.default survived the gate's self-test). Stock lowering fails on it on every target
+    (measured: TOSA-1.0+FP has no int32 MAXIMUM for the rewrite; on TOSA-1.0+INT the clamp reaches
+    serialization unrewritten), so it is drawn on float targets only (FLOAT_ONLY), where it tells
+    an annotation without clamp.default apart by its different failure."""
     return {"bounds": list(ctx.choice([(-2, 3), (0, None), (None, 1)]))}, [], ctx.x
 
 
