@@ -121,7 +121,8 @@ def _on_cluster(campaign, workers: str) -> int:
 
     from verify.cluster.batch import cluster_cpus
     from verify.fuzz.cells import run_on_cluster
-    from verify.fuzz.coverage import campaign_failed, summarize_coverage
+    from verify.fuzz.coverage import coverage_summary
+    from verify.report.fuzz_coverage import text
     from verify.jobs.launcher import stop_on_signals, stop_signal
 
     width = cluster_cpus() if workers == "auto" else int(workers)
@@ -133,7 +134,8 @@ def _on_cluster(campaign, workers: str) -> int:
         results, unfinished = run_on_cluster(campaign, TESTS, max(1, width))
         stopped = stop_signal()
     print("=" * 30 + " fastpass pass coverage " + "=" * 30)
-    print(summarize_coverage(campaign.coverage_dir, campaign.min_draws))
+    coverage = coverage_summary(campaign.coverage_dir, campaign.min_draws)  # read and judged once
+    print(text(coverage))
     failed = [r for r in results if r.failed and r.error is None]
     errors = [r for r in results if r.error is not None]
     print(f"fuzz: {len(results)} of {cells} cells finished on the cluster in {time.perf_counter() - started:.0f} s: "
@@ -148,7 +150,8 @@ def _on_cluster(campaign, workers: str) -> int:
         print(f"fuzz: stopped by {signal.Signals(stopped).name}; the cells that finished are summarized above",
               file=sys.stderr)
         return 128 + stopped
-    return 1 if failed or errors or unfinished or campaign_failed(campaign.coverage_dir, campaign.min_draws) else 0
+    gap = coverage is not None and coverage.verdict.failed  # as campaign_failed judges it
+    return 1 if failed or errors or unfinished or gap else 0
 
 
 class _followed:

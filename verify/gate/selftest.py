@@ -301,8 +301,8 @@ def main(args, default_stages) -> int:
               f"{result.verdict.value} ({result.gate_verdict or 'not gated'}, {result.seconds:.0f} s)", flush=True)
         partial.results.append(result)
         if args.json:  # after every mutant: a run cut short keeps what it measured
-            write_json(Path(args.json), SelfTestReport(sorted(partial.results, key=lambda r: r.index)), complete=False,
-                   settings=settings)
+            write_json(Path(args.json), SelfTestReport(sorted(partial.results, key=lambda r: r.index)),
+                       complete=False, settings=settings)
 
     classes = proven(gp.annotated_passes())
     chosen = sample(derive_mutants(classes), args.mutants, seed)
@@ -343,7 +343,8 @@ def revision() -> str | None:
     differ from it (tracked or not); None outside a git checkout."""
     import subprocess
 
-    root = Path(__file__).resolve().parents[2]
+    from verify.gate.passes import PROJECT_ROOT as root
+
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()

@@ -176,7 +176,6 @@ class TimeBudget:
         return (self.total - self.fastpass - self.stock_snapshots - self.fastpass_snapshots) / self.stock
 
 
-
 @dataclass(frozen=True)
 class LoweringSeconds:
     """Mean seconds per graph of the three times coverage lines written before the budget's parts
