@@ -189,7 +189,7 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
     _plant(tmp_path, "generators.random.draw", "def f():\n    from verify.lowering.lower import lower\n")
     _plant(tmp_path, "verify.peer", "from verify.cli import _new_run_dir\nimport verify.cli as cli\ncli._features\n")
     _plant(tmp_path, "verify.cli", "def _new_run_dir(): pass\n_features = 1\nx = _new_run_dir\n")
-    _plant(tmp_path, "verify.gate.cli", "from verify.report.junit import JunitSuite\nfrom verify.report import junit\n")
+    _plant(tmp_path, "verify.commands.gate", "from verify.report.junit import JunitSuite\nfrom verify.report import junit\n")
     _plant(tmp_path, "verify.report.gate", "from verify.report.junit import JunitSuite\n")  # inside: allowed
     imports = project_imports(tmp_path)
     assert {(i.importer, i.target) for i in report_imports_upward(imports)} == {
@@ -199,7 +199,7 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
     assert {(i.importer, i.target) for i in private_names_across_modules(imports)} == {
         ("verify.peer", "verify.cli._new_run_dir"), ("verify.peer", "verify.cli._features")}
     assert [(i.importer, i.target) for i in junit_built_outside_report(imports)] == [
-        ("verify.gate.cli", "verify.report.junit.JunitSuite"), ("verify.gate.cli", "verify.report.junit")]
+        ("verify.commands.gate", "verify.report.junit.JunitSuite"), ("verify.commands.gate", "verify.report.junit")]
 
 
 def test_a_private_module_may_be_imported_inside_its_package_only():

@@ -39,14 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
-    from verify.bench.cli import add_parser as add_bench_parser
-    from verify.commands import crosscheck, fuzz, peer, replay, run
-    from verify.gate.cli import add_parsers as add_gate_parsers
+    from verify.commands import bench, crosscheck, fuzz, gate, peer, replay, run
 
     run.add_parser(sub)  # `run`
-    add_bench_parser(sub)  # `bench`
+    bench.add_parser(sub)  # `bench`
     run.add_report_parser(sub)  # `report`
-    add_gate_parsers(sub)  # `gate` and `infer`
+    gate.add_parsers(sub)  # `gate` and `infer`
     for command in (replay, fuzz, peer, crosscheck):  # `replay`, `fuzz`, `peer`, `crosscheck`
         command.add_parser(sub)
     from verify.cluster import add_cluster_option, on_cluster

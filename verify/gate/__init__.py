@@ -10,5 +10,10 @@
     worker.py   the job handlers (verify.jobs): a pass's check or a stage's search, verdicts as JSON
     events.py   the worker's log records relayed to the gate's terminal while it runs
     infer.py    `infer`: the minimal copy-sound targeted_ops a pass actually needs
-    cli.py      `python -m verify gate` / `python -m verify infer`
+    campaign.py a `verify gate` run: which passes, their checks spread over workers, an unfinished
+                check an error (the command line: verify/commands/gate.py)
+    stages.py   the stages' names, graphs and pipelines (free of torch: the command checks them first)
+    verdict.py  what a verdict rests on: the one place that says what `sound` means
+    ledger.py   the proof ledger (fastpass/annotations/proofs.json) written from a passing run
+    selftest.py `--self-test`: the gate's mutation score on wrong annotations derived from the registry
 """
