@@ -115,37 +115,50 @@ def test_ci_gate_stops_at_the_first_failing_stage_and_gates_an_uninvoked_pass_di
     assert calls == [list(args.default_stages)]
 
 
-def test_shards_are_merged_in_sample_order_and_a_lost_shard_makes_the_run_incomplete(tmp_path, monkeypatch):
-    """-j K: K self-test processes (started by the launcher) each gate every K-th mutant and write
-    their results as they go; the parent reports each as it arrives and merges them in sample
-    order. A shard that dies keeps what it wrote, and its missing mutants leave the run short."""
+def test_each_mutant_gets_a_process_of_its_own_taken_as_one_ends_and_merged_in_sample_order(tmp_path, monkeypatch):
+    """-j K: each mutant is gated in a self-test process of its own (`--shard I/N`, started by the
+    launcher), K at a time, the next started as soon as one ends; the parent reports each as it
+    ends and merges them in sample order. A process that dies loses its one mutant only, and the
+    run is short of it. A resumed run starts none for the mutants it kept.
+
+    The slow first mutant holds its slot until every other mutant has started: with the split
+    this replaced (process i gating every K-th mutant from the i-th) mutants 3 and 5 waited behind
+    mutant 1, and a survivor (half an hour) left the other core idle."""
+    import threading
+
     from verify.jobs import launcher
 
-    started = []
+    started, lock, others_started = [], threading.Lock(), threading.Event()
 
     def fake_launch(command, *, log_path, timeout, memory_limit, **_):
         shard = command[command.index("--shard") + 1]
         part = Path(command[command.index("--json") + 1])
-        started.append((shard, "--unaimed" in command, command[command.index("--examples") + 1],
-                        command[command.index("--resume") + 1]))
         first, step = (int(x) for x in shard.split("/"))
-        indices = range(first + 1, 6, step) if first == 0 else range(first + 1, 4, step)  # shard 1 dies early
-        mutants = [sr.MutantResult(i, f"m.P{i}", sr.Fault.DROP_TARGETED_OP, "op", sr.MutantVerdict.KILLED,
-                                   "unsound-skip", f"r{i}.py").to_dict() for i in indices]
-        part.write_text(json.dumps({"mutants": mutants}))
-        return 0 if first == 0 else -9
+        index = first + 1
+        with lock:
+            started.append((index, step, "--unaimed" in command, command[command.index("--examples") + 1],
+                            "--resume" in command, log_path.name))
+            if len(started) == 4:
+                others_started.set()
+        if index == 1:
+            assert others_started.wait(timeout=30), f"mutant 1 held up the others: started {started}"
+        if index == 4:
+            return -9  # died before writing its result
+        mutant = sr.MutantResult(index, f"m.P{index}", sr.Fault.DROP_TARGETED_OP, "op", sr.MutantVerdict.KILLED,
+                                 "unsound-skip", f"r{index}.py")
+        part.write_text(json.dumps({"mutants": [mutant.to_dict()]}))
+        return 0
 
     monkeypatch.setattr(launcher, "launch_command", fake_launch)
     args = SimpleNamespace(jobs=2, mutants=5, unaimed=True, out=tmp_path, stage=None, examples=60, min_evidence=5,
                            top_up=None, direct_examples=8, max_seconds=None, top_up_seconds=180.0, max_ops=4,
                            shrink_seconds=60.0, pass_timeout=1800.0, resume=tmp_path / "earlier.json")
     seen = []
-    report = st.in_shards(args, 0, tmp_path / "self-test", seen.append)
-    earlier = str(tmp_path / "earlier.json")  # each shard skips what the resumed run gated
-    assert sorted(started) == [("0/2", True, "60", earlier), ("1/2", True, "60", earlier)]
-    assert [r.index for r in report.results] == [1, 2, 3, 5]  # shard 1 wrote mutant 2, died before 4
-    assert sorted(r.index for r in seen) == [1, 2, 3, 5] and len(seen) == 4  # each reported once
-    assert report.count(sr.MutantVerdict.KILLED) == 4
+    report = st.in_processes(args, 0, tmp_path / "self-test", [1, 2, 4, 5], seen.append)  # 3: kept by the resume
+    assert sorted(started) == [(i, 5, True, "60", False, f"mutant-{i}.log") for i in (1, 2, 4, 5)]
+    assert [r.index for r in report.results] == [1, 2, 5]  # mutant 4's process died
+    assert sorted(r.index for r in seen) == [1, 2, 5] and len(seen) == 3  # each reported once
+    assert report.count(sr.MutantVerdict.KILLED) == 3
 
 
 def test_a_retrace_only_entry_gets_no_widened_skip_mutant():
@@ -328,8 +341,8 @@ def test_a_mul_of_bools_the_vocabulary_draws_kills_the_dropped_mul():
     assert _killed_on(mutant, spec, "edge-fp") == ["copy"]
 
 
-def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits_130(tmp_path):
-    """SIGINT once both shard processes run: they are killed with their groups, the parent says
+def test_a_stopped_self_test_kills_its_mutant_processes_keeps_what_they_measured_and_exits_130(tmp_path):
+    """SIGINT once two mutants' processes run: they are killed with their groups, the parent says
     the run is incomplete, writes its JSON (`complete: false`) and exits 130. Without the stop
     handlers a self-test started from a non-interactive shell ignored SIGINT, and SIGTERM ended it
     without its table."""
@@ -344,17 +357,19 @@ def test_a_stopped_self_test_kills_its_shards_keeps_what_they_measured_and_exits
     proc = subprocess.Popen([sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", "4", "-j", "2",
                              "--seed", "0", "--out", str(out), "--json", str(report)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    shard_logs = [out / "self-test" / f"shard-{i}.log" for i in range(2)]
+    mutant_logs = [out / "self-test" / f"mutant-{i}.log" for i in (1, 2)]
     deadline = time.monotonic() + 180
-    while not all(log.exists() for log in shard_logs) and proc.poll() is None and time.monotonic() < deadline:
+    while not all(log.exists() for log in mutant_logs) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert all(log.exists() for log in shard_logs), "the shards never started"
+    if not all(log.exists() for log in mutant_logs):
+        proc.kill()
+        raise AssertionError(f"the mutant processes never started: {proc.communicate()[1][-3000:]}")
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]
     assert "self-test: incomplete: " in stdout
     assert json.loads(report.read_text())["complete"] is False
-    assert not processes_mentioning(str(out)), "a shard outlived the stop"
+    assert not processes_mentioning(str(out)), "a mutant's process outlived the stop"
 
 
 def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path):

@@ -115,7 +115,7 @@ def add_parsers(sub) -> None:
     gate.add_argument("--resume", type=Path, default=None, metavar="JSON",
                       help="--self-test: keep the mutants the --json of an earlier run of the same sample, "
                            "settings and revision gated; gate the rest")
-    gate.add_argument("--shard", type=_shard, default=None, help=argparse.SUPPRESS)  # one of -j K self-test processes
+    gate.add_argument("--shard", type=_shard, default=None, help=argparse.SUPPRESS)  # a self-test's mutant process
     gate.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
     gate.add_argument("--json", type=Path, default=None, help="write the JSON report here")
     gate.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
@@ -211,7 +211,7 @@ def check_gate_usage(args) -> list[str] | None:
 
 
 def _shard(text: str) -> tuple[int, int]:
-    """`I/K` (0 <= I < K): the shard a self-test process gates."""
+    """`I/K` (0 <= I < K): a self-test process gates every K-th mutant from the (I+1)-th (K = the sample: one)."""
     try:
         first, step = (int(part) for part in text.split("/"))
     except ValueError:
@@ -238,7 +238,7 @@ def cmd_gate(args) -> int:
     if args.self_test:  # the registry's own annotations, mutated: verify.gate.selftest
         from verify.gate.selftest import main as self_test
 
-        with stop_on_signals():  # a stop kills the shards' groups; what they measured is kept
+        with stop_on_signals():  # a stop kills the mutant processes' groups; what they measured is kept
             code = self_test(args, DEFAULT_STAGES)
         return code if stop_signal() is None else 128 + stop_signal()
     # after the argument checks: these import the lowering stack (torch, executorch: seconds)

@@ -22,8 +22,9 @@ Faults (`Fault`):
 The mutants are derived from the entries the proof ledger calls sound (`proven`: where the gate
 can prove at all). A seeded sample of N mutants across them is gated in this process
 (`annotations.overridden` puts the mutant in effect; worker processes would not see it), or,
-with `-j K`, in K self-test processes, each gating every K-th mutant of the same sample
-(`--shard I/K`) and writing its results as it goes; this process merges them in sample order.
+with `-j K`, each mutant in a self-test process of its own, K at a time (`in_processes`: the
+costs are uneven, and a verdict then depends on nothing gated before it); this process reports
+each as it ends and merges them in sample order.
 
 `--unaimed` gates with the drawing the gate had before its aimed search (`graphs.AIMED`
 emptied: no suspect-in-skip graphs, no targeted/suspect links): the "before" figure of a
@@ -309,14 +310,14 @@ def main(args, default_stages) -> int:
     settings = run_settings(args, seed)
     kept = resumed(args.resume, settings, chosen) if args.resume is not None else []  # UsageError: exit 2
     done = frozenset(r.index for r in kept)
-    if args.shard is not None:  # one of -j K self-test processes: its share, written as it goes
+    if args.shard is not None:  # a mutant's own process (in_processes): its result, written when gated
         self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, shard=args.shard, done=done)
         return 0
     partial.results.extend(kept)  # a run stopped again keeps them too
     if kept:
         print(f"self-test: resumed: {len(kept)} of {len(chosen)} mutants kept from {args.resume}", flush=True)
     if args.jobs > 1:
-        report = in_shards(args, seed, out, on_result)
+        report = in_processes(args, seed, out, [i for i in range(1, len(chosen) + 1) if i not in done], on_result)
     else:
         report = self_test(classes, args.mutants, seed, ci_gate(args), out, on_result=on_result, done=done)
     report.results = sorted({r.index: r for r in kept + report.results}.values(), key=lambda r: r.index)
@@ -397,74 +398,77 @@ def _stopped() -> bool:
     return stop_signal() is not None
 
 
-# The options a shard process gets from its parent: the gate's budget, exactly as given.
+# The options a mutant's process gets from its parent: the gate's budget, exactly as given.
 _SHARD_OPTIONS = ("examples", "min_evidence", "top_up", "direct_examples", "max_seconds", "top_up_seconds",
                   "max_ops", "shrink_seconds", "pass_timeout")
 
 
-def in_shards(args, seed: int, out: Path, on_result: Callable[[MutantResult], None]) -> SelfTestReport:
-    """Gate the sample in `args.jobs` self-test processes (started by the launcher: each in its
-    own process group, killed with this one), every K-th mutant each; their results are read
-    from the JSON each writes after every mutant, reported as they come, merged in sample order.
-    A shard that dies keeps what it wrote; its missing mutants make the run incomplete."""
+def in_processes(args, seed: int, out: Path, todo: list[int],
+                 on_result: Callable[[MutantResult], None]) -> SelfTestReport:
+    """Gate each mutant whose position is in `todo` in a self-test process of its own, `args.jobs`
+    at a time in the one pool (verify.jobs.pool). The launcher starts each as `--shard I/N` (the
+    sample's (I+1)-th mutant only) in its own process group, killed with this one; it writes its
+    result to mutant-<position>.json, which is reported as the process ends. The results come back
+    in sample order. A process that dies loses its one mutant, and the run is then short of the
+    sample (incomplete).
+
+    Why one process per mutant, not K processes each gating every K-th mutant: the costs are
+    uneven (a kill takes minutes, a survivor a whole CI gate run, about half an hour; 34 s to
+    1,520 s in the 40-mutant sample at ce0c863), so a fixed split left one process gating long
+    after the other had finished; and a mutant's verdict then rests on nothing gated before it in
+    the same interpreter, so `--shard I/N` alone gives it again."""
     import sys
-    import threading
 
     from verify.jobs import launcher
+    from verify.jobs.pool import run_in_pool
 
     out.mkdir(parents=True, exist_ok=True)
-    shards = args.jobs
-    parts = [out / f"shard-{i}.json" for i in range(shards)]
-    for part in parts:
-        part.unlink(missing_ok=True)
-    exits: dict[int, object] = {}
+    n = args.mutants
 
-    def run(i: int) -> None:
-        command = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(args.mutants),
-                   "--seed", str(seed), "--shard", f"{i}/{shards}", "-j", "1", "--json", str(parts[i]),
-                   "--out", str(args.out or Path("verify-out") / "gate")]
+    def part(index: int) -> Path:
+        return out / f"mutant-{index}.json"
+
+    for index in todo:
+        part(index).unlink(missing_ok=True)
+
+    def command(index: int) -> list[str]:
+        words = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(n), "--seed", str(seed),
+                 "--shard", f"{index - 1}/{n}", "-j", "1", "--json", str(part(index)),
+                 "--out", str(args.out or Path("verify-out") / "gate")]
         for name in _SHARD_OPTIONS:
             value = getattr(args, name, None)
             if value is not None:
-                command += [f"--{name.replace('_', '-')}", str(value)]
+                words += [f"--{name.replace('_', '-')}", str(value)]
         for stage in args.stage or ():
-            command += ["--stage", stage]
+            words += ["--stage", stage]
         if args.unaimed:
-            command.append("--unaimed")
-        if args.resume is not None:  # each skips the mutants the resumed run gated
-            command += ["--resume", str(args.resume)]
-        try:
-            exits[i] = launcher.launch_command(command, log_path=out / f"shard-{i}.log", timeout=None,
-                                               memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
-        except (launcher.RunStopped, launcher.WorkerMemoryExceeded, OSError) as exc:
-            exits[i] = exc
+            words.append("--unaimed")
+        return words
 
-    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(shards)]
-    for thread in threads:
-        thread.start()
-    seen: set[int] = set()
-
-    def collect() -> list[MutantResult]:
-        results = []
-        for part in parts:
+    def gate(index: int) -> Callable[[], object]:
+        def task() -> object:  # the process's exit status, or why it had none
             try:
-                data = json.loads(part.read_text())
-            except (OSError, ValueError):
-                continue
-            results += [MutantResult.from_dict(m) for m in data["mutants"]]
-        for result in sorted(results, key=lambda r: r.index):
-            if result.index not in seen:
-                seen.add(result.index)
-                on_result(result)
-        return results
+                return launcher.launch_command(command(index), log_path=out / f"mutant-{index}.log", timeout=None,
+                                               memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
+            except (launcher.RunStopped, launcher.WorkerMemoryExceeded, OSError) as exc:
+                return exc
+        return task
 
-    while any(thread.is_alive() for thread in threads):
-        for thread in threads:
-            thread.join(timeout=5)
-        collect()
-    results = collect()
-    for i, status in sorted(exits.items()):
-        if status != 0:
-            _log.warning("gate self-test: shard %d/%d ended with %s (log: %s)", i, shards, status,
-                         out / f"shard-{i}.log")
-    return SelfTestReport(sorted(results, key=lambda r: r.index))
+    results: dict[int, MutantResult] = {}
+
+    def finished(position: int, status: object) -> None:
+        index = todo[position]
+        try:
+            recorded = [MutantResult.from_dict(m) for m in json.loads(part(index).read_text())["mutants"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            recorded = []
+        for result in recorded:
+            if result.index == index:
+                results[index] = result
+                on_result(result)
+        if index not in results and not _stopped():
+            _log.warning("gate self-test: mutant %d's process ended with %s and no verdict (log: %s)", index,
+                         status, out / f"mutant-{index}.log")
+
+    run_in_pool([gate(index) for index in todo], args.jobs, on_finished=finished, name="self-test")
+    return SelfTestReport([results[index] for index in sorted(results)])
