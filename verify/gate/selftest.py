@@ -336,7 +336,7 @@ def run_settings(args, seed: int) -> dict[str, Any]:
     the JSON; `--resume` continues only a run whose settings are these."""
     return {"mutants": args.mutants, "seed": seed, "unaimed": bool(args.unaimed),
             "stages": list(args.stage or args.default_stages),
-            **{name: getattr(args, name, None) for name in _SHARD_OPTIONS}, "revision": revision()}
+            **{name: getattr(args, name, None) for name in _PROCESS_OPTIONS}, "revision": revision()}
 
 
 def revision() -> str | None:
@@ -399,7 +399,7 @@ def _stopped() -> bool:
 
 
 # The options a mutant's process gets from its parent: the gate's budget, exactly as given.
-_SHARD_OPTIONS = ("examples", "min_evidence", "top_up", "direct_examples", "max_seconds", "top_up_seconds",
+_PROCESS_OPTIONS = ("examples", "min_evidence", "top_up", "direct_examples", "max_seconds", "top_up_seconds",
                   "max_ops", "shrink_seconds", "pass_timeout")
 
 
@@ -435,7 +435,7 @@ def in_processes(args, seed: int, out: Path, todo: list[int],
         words = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(n), "--seed", str(seed),
                  "--shard", f"{index - 1}/{n}", "-j", "1", "--json", str(part(index)),
                  "--out", str(args.out or Path("verify-out") / "gate")]
-        for name in _SHARD_OPTIONS:
+        for name in _PROCESS_OPTIONS:
             value = getattr(args, name, None)
             if value is not None:
                 words += [f"--{name.replace('_', '-')}", str(value)]
@@ -449,7 +449,7 @@ def in_processes(args, seed: int, out: Path, todo: list[int],
         def task() -> object:  # the process's exit status, or why it had none
             try:
                 return launcher.launch_command(command(index), log_path=out / f"mutant-{index}.log", timeout=None,
-                                               memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
+                                              memory_limit=launcher.DEFAULT_MEMORY_LIMIT)
             except (launcher.RunStopped, launcher.WorkerMemoryExceeded, OSError) as exc:
                 return exc
         return task
