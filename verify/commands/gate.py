@@ -30,15 +30,13 @@ from pathlib import Path
 from verify.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.gate import ledger
-from verify.gate.campaign import (DEFAULT_PASS_EXAMPLES, DEFAULT_REGISTRY_EXAMPLES, DEFAULT_STAGES,
-                                  DEFAULT_TOP_UP_SECONDS, gate_passes)
+from verify.gate.campaign import (DEFAULT_OUT, DEFAULT_PASS_EXAMPLES, DEFAULT_REGISTRY_EXAMPLES,
+                                  DEFAULT_STAGES, DEFAULT_TOP_UP_SECONDS, gate_passes)
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE
 from verify.report.document import write_document
 from verify.report.gate import table, unproven_line, write_json, write_junit
 from verify.report.verdict import GateVerdict
 from verify.lowering.heap import release_long_lived_heap
-
-DEFAULT_OUT = Path("verify-out") / "gate"
 
 
 def add_parsers(sub) -> None:

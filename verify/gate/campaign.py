@@ -28,6 +28,7 @@ DEFAULT_REGISTRY_EXAMPLES = 60  # graphs per stage, each checks every annotated 
 DEFAULT_TOP_UP_SECONDS = 180.0  # per stage, for the passes still short of evidence
 DEFAULT_STAGES = ("edge-fp", "quantized", "ethos-u55", "ethos-u85")
 DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
+DEFAULT_OUT = Path("verify-out") / "gate"  # artifacts: reproducers, worker logs, the self-test's mutants
 
 
 def gate_passes(args, explicit, ops: list[str] | None, out: Path, deadline: float | None):

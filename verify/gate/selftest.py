@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from verify.gate.campaign import DEFAULT_OUT
 from verify.report.selftest import (DEFAULT_KILL_THRESHOLD, Fault, MutantResult, MutantVerdict, SelfTestReport,
                                     table, write_json)
 
@@ -291,7 +292,7 @@ def main(args, default_stages) -> int:
     from verify.gate import passes as gp
 
     args.default_stages = default_stages
-    out = (args.out or Path("verify-out") / "gate") / "self-test"
+    out = (args.out or DEFAULT_OUT) / "self-test"
     seed = 0 if args.seed is None else args.seed
     if args.unaimed:
         graphs.AIMED = frozenset()
@@ -434,7 +435,7 @@ def in_processes(args, seed: int, out: Path, todo: list[int],
     def command(index: int) -> list[str]:
         words = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(n), "--seed", str(seed),
                  "--shard", f"{index - 1}/{n}", "-j", "1", "--json", str(part(index)),
-                 "--out", str(args.out or Path("verify-out") / "gate")]
+                 "--out", str(args.out or DEFAULT_OUT)]
         for name in _PROCESS_OPTIONS:
             value = getattr(args, name, None)
             if value is not None:
