@@ -17,7 +17,8 @@ import os
 import runpy
 import sys
 import traceback
-from typing import Any, Callable
+from types import TracebackType
+from typing import Any, Callable, Optional
 
 
 def run_script(script: str, args: list[str]) -> int:
@@ -30,11 +31,21 @@ def run_script(script: str, args: list[str]) -> int:
         return 0
     except SystemExit as exc:
         return _exit_status(exc.code)
-    except BaseException:  # noqa: BLE001 - the script's own failure: shown as python would, exit 1
-        traceback.print_exc()
+    except BaseException as exc:  # noqa: BLE001 - the script's own failure: shown as python would, exit 1
+        traceback.print_exception(type(exc), exc, _from_script(exc.__traceback__, script))
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _from_script(tb: Optional[TracebackType], script: str) -> Optional[TracebackType]:
+    """`tb` from the script's own first frame on: what `python SCRIPT` would show, without this
+    module's and runpy's frames above it (they are the wrapper, not the user's code). None when
+    the script has no frame in it (a SyntaxError: python shows none either)."""
+    path = os.path.abspath(script)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    return tb
 
 
 def _exit_status(code: Any) -> int:
@@ -74,8 +85,10 @@ def main(argv: list[str] | None = None, run: Callable[[str, list[str]], int] = r
     parser = argparse.ArgumentParser(prog="python -m fastpass", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("run", help="run SCRIPT [ARGS] with fastpass on; print its stats at exit")
+    from fastpass import FEATURES
+
     p.add_argument("--features", type=_features, default=None, metavar="F,..",
-                   help="fastpass features (default: all of them)")
+                   help=f"fastpass features, comma-separated, of {', '.join(FEATURES)} (default: all of them)")
     p.add_argument("--trust", choices=("proven", "all"), default="proven",
                    help="which annotations fastpass uses: those the proof ledger proves (default), or all")
     p.add_argument("script", help="the Python script to run")
@@ -84,10 +97,18 @@ def main(argv: list[str] | None = None, run: Callable[[str, list[str]], int] = r
     if not os.path.isfile(options.script):
         parser.error(f"no such script: {options.script}")
     import fastpass
+    from fastpass.annotations import LedgerError
 
     fastpass.reset_stats()
-    with fastpass.enabled(options.features, trust=options.trust):
+    try:
+        fastpass.enable(options.features, trust=options.trust)
+    except LedgerError as exc:  # before the script's first line: one line, nothing run, usage's exit status
+        print(f"python -m fastpass run: {exc}", file=sys.stderr)
+        return 2
+    try:
         status = run(options.script, options.args)
+    finally:
+        fastpass.disable()
     for line in summary(fastpass.stats()):
         print(line, file=sys.stderr)
     return status

@@ -183,8 +183,8 @@ def _warn_if_stale() -> None:
     global _warned_stale
     if _warned_stale:
         return
+    stale = _proofs.stale_sound()  # a damaged ledger raises here, every time: the flag is set only after
     _warned_stale = True
-    stale = _proofs.stale_sound()
     if stale:
         warnings.warn(f"fastpass: {len(stale)} annotation(s) proven sound in {_proofs.LEDGER_PATH.name} changed "
                       f"since (claim, fastpass's machinery or executorch/torch): they run stock until "

@@ -28,9 +28,10 @@ from __future__ import annotations
 from ._model import LITERAL, NO_ANNOTATION, UPSTREAM, Annotation, Entry, OpFamily, qualname
 from ._lookup import OverrideOrderError, entries, entry, lookup, overridden, register, registered_names, unregister
 from ._proofs import (
-    LEDGER_PATH, Ledger, ProofStatus, ProvenAgainst, Trust, claim_digest, claimed_ops, op_name, status_of,
+    LEDGER_PATH, Ledger, LedgerError, ProofStatus, ProvenAgainst, Trust, claim_digest, claimed_ops, op_name, status_of,
 )
 
-__all__ = ["Annotation", "Entry", "LEDGER_PATH", "LITERAL", "Ledger", "NO_ANNOTATION", "OpFamily", "OverrideOrderError",
+__all__ = ["Annotation", "Entry", "LEDGER_PATH", "LITERAL", "Ledger", "LedgerError",
+           "NO_ANNOTATION", "OpFamily", "OverrideOrderError",
            "ProofStatus", "ProvenAgainst", "Trust", "UPSTREAM", "claim_digest", "claimed_ops", "entries", "entry",
            "lookup", "op_name", "overridden", "qualname", "register", "registered_names", "status_of", "unregister"]

@@ -22,6 +22,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Mapping, Optional
@@ -34,6 +35,22 @@ LEDGER_FORMAT = 1
 # is judged per claim by claim_digest) and not documentation.
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _NOT_MACHINERY = frozenset({"__main__.py"})
+
+
+class LedgerError(ValueError):
+    """The proof ledger cannot be read: which file, and what is wrong with it, in one line.
+
+    Why one error of fastpass's own: a JSONDecodeError or KeyError from deep in the read names
+    neither the file to restore nor the way out, and under the default trust fastpass cannot
+    know which annotations are proven without it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(f"the proof ledger {path} is damaged: {problem}; restore it from git or record one with "
+                         f"`python -m verify gate --record-gated` (trust='all' needs none)")
+        self.path, self.problem = path, problem
+
+    def __reduce__(self) -> tuple:
+        return LedgerError, (self.path, self.problem)  # a worker's error crosses processes intact
 
 
 class ProofStatus(str, enum.Enum):
@@ -105,19 +122,51 @@ class Ledger:
     gated_at: str = ""  # the commit the proving run was recorded at
 
     @classmethod
-    def load(cls, path: Path = LEDGER_PATH) -> "Ledger":
-        """The ledger at `path`; an empty one if there is none (then nothing is proven)."""
+    def load(cls, path: Optional[Path] = None) -> "Ledger":
+        """The ledger at `path` (default: ``LEDGER_PATH`` as it is now); an empty one if there is none
+        (then nothing is proven). A file that is there but unreadable is a `LedgerError`."""
+        path = LEDGER_PATH if path is None else path
         try:
-            data = json.loads(path.read_text())
+            text = path.read_text()
         except FileNotFoundError:
             return cls(None, {})
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LedgerError(path, f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+        if not text.strip():
+            raise LedgerError(path, "the file is empty")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LedgerError(path, f"not valid JSON, truncated or edited ({exc})") from None
+        return cls._parse(path, data)
+
+    @classmethod
+    def _parse(cls, path: Path, data: Any) -> "Ledger":
+        """The ledger `data` (parsed JSON) describes, each thing it lacks a `LedgerError`."""
+        if not isinstance(data, dict):
+            raise LedgerError(path, f"a JSON object expected, found {type(data).__name__}")
         if data.get("format") != LEDGER_FORMAT:
-            raise ValueError(f"{path}: ledger format {data.get('format')!r}, this fastpass reads {LEDGER_FORMAT}")
-        against = ProvenAgainst(**data["proven_against"])
-        entries = {name: LedgerEntry(ProofStatus(e["verdict"]), e["claim"], e.get("reason", ""),
-                                     {k: v for k, v in e.items() if k not in ("verdict", "claim", "reason")})
-                   for name, e in data["passes"].items()}
-        return cls(against, entries, data.get("gated_at", ""))
+            raise LedgerError(path, f"ledger format {data.get('format')!r}, this fastpass reads {LEDGER_FORMAT}")
+        against = data.get("proven_against")
+        keys = ("machinery", "executorch", "torch")
+        if not isinstance(against, dict) or sorted(against) != sorted(keys) \
+                or not all(isinstance(against[k], str) for k in keys):
+            raise LedgerError(path, f"'proven_against' must map {', '.join(keys)} to strings, found {against!r:.80}")
+        passes = data.get("passes")
+        if not isinstance(passes, dict):
+            raise LedgerError(path, f"'passes' must be an object (pass -> proof), found {passes!r:.80}")
+        entries = {}
+        for name, e in passes.items():
+            if not isinstance(e, dict) or not isinstance(e.get("claim"), str):
+                raise LedgerError(path, f"the entry for {name} needs a 'verdict' and a 'claim', found {e!r:.80}")
+            try:
+                verdict = ProofStatus(e.get("verdict"))
+            except ValueError:
+                raise LedgerError(path, f"the entry for {name} has verdict {e.get('verdict')!r}, not one of "
+                                        f"{', '.join(s.value for s in ProofStatus)}") from None
+            entries[name] = LedgerEntry(verdict, e["claim"], str(e.get("reason", "")),
+                                        {k: v for k, v in e.items() if k not in ("verdict", "claim", "reason")})
+        return cls(ProvenAgainst(**against), entries, str(data.get("gated_at", "")))
 
     def status(self, name: str, annotation: Annotation, now: Optional[ProvenAgainst] = None) -> ProofStatus:
         """The standing of `annotation` (the one in effect for pass `name`) against this ledger."""
@@ -227,36 +276,56 @@ def claim_digest(annotation: Annotation) -> str:
 # --- what fastpass consults while enabled -------------------------------------------------------
 
 _LEDGER: Optional[Ledger] = None
+_UNREADABLE: Optional[LedgerError] = None  # why the last read of the ledger failed (None: it did not)
 _STATUS: Dict[int, tuple] = {}  # id(annotation) -> (annotation, status): lookup's answers are cached objects
+_warned_missing = False
 
 
 def ledger() -> Ledger:
-    """The checked-in ledger, read once per process (``reload()`` reads it again)."""
-    global _LEDGER
+    """The ledger at ``LEDGER_PATH``, read once per process (``reload()`` reads it again). A damaged
+    one raises `LedgerError` on every call, read afresh each time: nothing is cached from it."""
+    global _LEDGER, _UNREADABLE
     if _LEDGER is None:
-        _LEDGER = Ledger.load()
+        try:
+            book = Ledger.load()
+        except LedgerError as exc:
+            _UNREADABLE = exc
+            raise
+        _LEDGER, _UNREADABLE = book, None
+        _STATUS.clear()
     return _LEDGER
 
 
-def reload(path: Path = LEDGER_PATH) -> Ledger:
+def reload(path: Optional[Path] = None) -> Ledger:
     """Read the ledger again (after the gate recorded one, or from another file)."""
-    global _LEDGER
-    _LEDGER = Ledger.load(path)
+    global _LEDGER, _UNREADABLE
+    _LEDGER = None
     _STATUS.clear()
+    _LEDGER = Ledger.load(path)
+    _UNREADABLE = None
     return _LEDGER
 
 
 def status_of(cls: type) -> ProofStatus:
     """The ledger status of the annotation in effect for pass class `cls` (class-level, as the gate
     proves it). Cached per annotation object: ``lookup`` hands out the same object until an entry
-    changes (``overridden``, ``register``), and a changed entry is a new object, judged anew."""
+    changes (``overridden``, ``register``), and a changed entry is a new object, judged anew.
+
+    An unreadable ledger proves nothing: ``unproven``. Only ``trust="all"`` gets here with one
+    (the default trust refuses it at ``enable``), and that trust needs no ledger."""
     from ._lookup import lookup
 
     annotation = lookup(cls)
     known = _STATUS.get(id(annotation))
     if known is not None and known[0] is annotation:
         return known[1]
-    status = ledger().status(qualname(cls), annotation)
+    if _LEDGER is None and _UNREADABLE is not None:
+        return ProofStatus.UNPROVEN  # not re-read per pass: the next enable(trust="proven") reads it again
+    try:
+        book = ledger()
+    except LedgerError:
+        return ProofStatus.UNPROVEN
+    status = book.status(qualname(cls), annotation)
     _STATUS[id(annotation)] = (annotation, status)
     return status
 
@@ -284,8 +353,15 @@ _STALE: Dict[int, tuple] = {}  # id(ledger) -> (ledger, names)
 def stale_sound() -> list:
     """The passes the ledger proves sound whose proof no longer holds (their claim, the machinery
     or the versions changed): what ``enable`` warns about, and what stays stock until a gate run
-    proves them again. Worked out once per ledger and process."""
+    proves them again. Worked out once per ledger and process. A damaged ledger raises
+    `LedgerError`; a missing one warns once that every annotation runs stock (nothing is proven)."""
+    global _warned_missing
     book = ledger()
+    if book.proven_against is None and not book.entries and not _warned_missing and not LEDGER_PATH.exists():
+        _warned_missing = True
+        warnings.warn(f"fastpass: no proof ledger at {LEDGER_PATH}: every annotation runs stock (nothing skipped "
+                      f"or copied by one) until `python -m verify gate --record-gated` records one",
+                      stacklevel=5)
     known = _STALE.get(id(book))
     if known is not None and known[0] is book:
         return known[1]
