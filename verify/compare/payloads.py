@@ -30,6 +30,6 @@ def outputs_difference(left, right) -> str | None:
             detail = f"{x.dtype}{list(x.shape)} vs {y.dtype}{list(y.shape)}"
             if x.shape == y.shape and x.dtype == y.dtype:
                 diff = np.argwhere(x != y)
-                detail = f"{len(diff)} elements differ, first at {tuple(diff[0]) if len(diff) else '?'}"
+                detail = f"{len(diff)} elements differ, first at {tuple(int(i) for i in diff[0]) if len(diff) else '?'}"
             return f"output {i}: {detail}"
     return None
