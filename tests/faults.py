@@ -177,10 +177,12 @@ def raise_in(graph_module) -> None:
     raise RuntimeError("injected failure")
 
 
-__all__ = ["FASTPASS_FAULTS", "add_one_to_first_element", "after_pass", "change_reference_output", "change_target",
-           "change_top_level_constant", "ciatable_unchanged_by_count", "copy_multi_output_as_single",
-           "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte", "flip_requires_grad",
-           "raise_in", "rename_node", "stale_val", "torch", "verifyonce_key_without_kwargs"]
+__all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "after_pass", "change_reference_output",
+           "change_target", "change_top_level_constant", "ciatable_unchanged_by_count",
+           "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
+           "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
+           "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "stale_val", "torch",
+           "verifyonce_key_without_kwargs"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -245,3 +247,101 @@ def verifyonce_key_without_kwargs():
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs}
+
+
+# ------------------------------------------------------------------------------------------------
+# Faults planted in the harness's own verdict rules: each is one realistic slip that passed every
+# test until tests/test_verdict_rules.py (issue 44's hand sample), installed for a `with` block
+# (the very same objects put back after). `test_each_rule_test_kills_its_fault` there plants each
+# one and requires its check to fail.
+
+
+@contextlib.contextmanager
+def _check_replaced(name: str, check):
+    """`verify.compare.CHECKS[name]` (what `compare` runs) and the module's function replaced."""
+    from verify.compare import checks
+
+    attribute = f"check_{name}"
+    original, listed = checks.__dict__[attribute], checks.CHECKS[name]
+    setattr(checks, attribute, check)
+    checks.CHECKS[name] = check
+    try:
+        yield
+    finally:
+        setattr(checks, attribute, original)
+        checks.CHECKS[name] = listed
+
+
+def reference_first_set_only():
+    """reference: only the first reference input set of each delegate is compared (as if the
+    loop read `zip(ra.outputs[:1], rb.outputs[:1])`): a difference on the second set passes."""
+    import dataclasses
+
+    from verify.compare import checks
+
+    real = checks.check_reference
+
+    def first_only(result):
+        return dataclasses.replace(result, reference=[dataclasses.replace(run, outputs=run.outputs[:1])
+                                                      for run in result.reference])
+
+    return _check_replaced("reference", lambda a, b: real(first_only(a), first_only(b)))
+
+
+def reference_delegate_count_ignored():
+    """reference: a different number of delegates with reference runs is not a difference (as if
+    the `len(a.reference) != len(b.reference)` test were gone): the runs both have are zipped."""
+    import dataclasses
+
+    from verify.compare import checks
+
+    real = checks.check_reference
+
+    def check(a, b):
+        n = min(len(a.reference), len(b.reference))
+        return real(dataclasses.replace(a, reference=a.reference[:n]), dataclasses.replace(b, reference=b.reference[:n]))
+
+    return _check_replaced("reference", check)
+
+
+def program_errors_alike_if_both_failed():
+    """program: two lowerings whose `to_executorch()` both failed count as "not serialized in
+    either mode, the same way" whatever the errors (as if the rule read
+    `(a.program_error is None) != (b.program_error is None)`)."""
+    import dataclasses
+
+    from verify.compare import checks
+
+    real = checks.check_program
+
+    def check(a, b):
+        if a.program_error is not None and b.program_error is not None:
+            b = dataclasses.replace(b, program_error=a.program_error)
+        return real(a, b)
+
+    return _check_replaced("program", check)
+
+
+def ledger_machinery_only():
+    """ledger: a proof holds if only the machinery digest matches: a proof made for another
+    executorch or torch version reads as current (as if `Ledger.status` compared
+    `self.proven_against.machinery != now.machinery`)."""
+    import dataclasses
+
+    from fastpass.annotations import _proofs
+
+    real = _proofs.Ledger.status
+
+    def status(self, name, annotation, now=None):
+        if self.proven_against is not None:
+            now = dataclasses.replace(now or _proofs.ProvenAgainst.now(), executorch=self.proven_against.executorch,
+                                      torch=self.proven_against.torch)
+        return real(self, name, annotation, now)
+
+    return _replaced(_proofs.Ledger, "status", status)
+
+
+HARNESS_FAULTS = {"reference_first_set_only": reference_first_set_only,
+                  "reference_delegate_count_ignored": reference_delegate_count_ignored,
+                  "program_errors_alike_if_both_failed": program_errors_alike_if_both_failed,
+                  "ledger_machinery_only": ledger_machinery_only}
