@@ -282,3 +282,101 @@ def test_every_check_runs_in_order():
                                    "constants", "reference"]
     assert list(compare(lowering(), lowering())) == list(checks.CHECKS)
     assert failing(compare(lowering(), lowering())) == []
+
+
+# ------------------------------------------------------- every check names itself, pass or fail
+
+# For each check, two lowerings it fails on (and only it, or it among others: its own result is read).
+_ONE = snapshot(node("x", "placeholder", "x", "()"), node(name="other"))
+
+
+def _failing_pair(name: str) -> tuple[LoweringResult, LoweringResult]:
+    steps = observed(("A", BASE))
+    pairs = {
+        "outcome": (lowering(), lowering(error="E")),
+        "passes": (lowering(observation=observed(("A", None))), lowering(observation=observed(("B", None)))),
+        "graph": (lowering(observation=steps), lowering(observation=observed(("A", _ONE)))),
+        "val": (lowering(observation=steps),
+                lowering(observation=observed(("A", snapshot(BASE.nodes[0], node(val=("absent",))))))),
+        "meta": (lowering(observation=steps),
+                 lowering(observation=observed(("A", snapshot(BASE.nodes[0], node(meta=())))))),
+        "payload": (lowering(payloads=[Payload("T", b"a", b"t")]), lowering(payloads=[Payload("T", b"b", b"t")])),
+        "tosa": (lowering(payloads=[Payload("T", b"a", b"t")]), lowering(payloads=[Payload("T", b"a", b"u")])),
+        "program": (lowering(program=b"a"), lowering(program=b"b")),
+        "constants": (lowering(constants=[constant("w")]), lowering()),
+        "reference": (lowering(reference=[ReferenceRun([[np.zeros(1, np.int8)]])]),
+                      lowering(reference=[ReferenceRun([[np.ones(1, np.int8)]])])),
+    }
+    return pairs[name]
+
+
+def test_each_check_names_itself_and_its_point_whether_it_passes_or_fails():
+    for name in checks.CHECKS:
+        a, b = _failing_pair(name)
+        result = compare(a, b)[name]
+        assert result.name == name and result.passed is False, name
+        assert result.first_divergence is not None and result.first_divergence.check == name, name
+        assert result.first_divergence.details == tuple(result.details[:3]), name
+        same = compare(a, a)[name]
+        assert same.name == name and same.passed is True and same.first_divergence is None, name
+
+
+def test_a_failed_check_keeps_three_details_at_its_point_and_all_in_its_result():
+    many = [constant(n) for n in "abcde"]
+    result = checks.check_constants(lowering(constants=many), lowering())
+    assert len(result.details) == 5 and result.first_divergence.details == tuple(result.details[:3])
+    assert result.details == [f"{n}: only in the first program" for n in "abcde"]
+
+
+def test_different_programs_are_a_difference_at_the_serialized_program():
+    result = checks.check_program(lowering(program=b"abcd"), lowering(program=b"abxd"))
+    assert result.passed is False and result.first_divergence.label == "serialized program"
+    assert result.details[0] == ".pte: 4 vs 4 bytes, first difference at offset 2"
+    assert result.details[1].startswith("the first program does not deserialize: ")
+
+
+def test_a_reference_error_in_one_mode_only_is_a_difference_even_with_the_same_outputs():
+    same = [[np.zeros(2, np.int8)]]
+    a = lowering(reference=[ReferenceRun(same), ReferenceRun(same)])
+    b = lowering(reference=[ReferenceRun(same), ReferenceRun(same, error="input set 1: E")])
+    result = checks.check_reference(a, b)
+    assert result.details == ["delegate1: reference model error in one mode only: input set 1: E"]
+    assert result.first_divergence.label == "delegate1" and result.first_divergence.delegate == 1
+    b = lowering(reference=[ReferenceRun([[np.ones(2, np.int8)]]), ReferenceRun(same, error="input set 1: E")])
+    assert checks.check_reference(a, b).first_divergence.label == "delegate0"
+
+
+def test_the_snapshot_checks_as_their_factory_makes_them():
+    """check_graph, check_val and check_meta are made by `_snapshot_check` when the module is
+    imported; made again here, so that what the factory does is tested (a mutation campaign
+    changes the factory after the import)."""
+    renamed = snapshot(node("x", "placeholder", "x", "()"), node(name="add_1"))
+    val = snapshot(node("x", "placeholder", "x", "()"), node(val=("T", ("3",), "torch.int8")))
+    meta = snapshot(node("x", "placeholder", "x", "()"), node(meta=(("stack_trace", "there"),)))
+    a = lowering(observation=observed(("A", BASE), ("B", BASE)), final=BASE)
+    for name, other, details in (
+            ("graph", renamed, ["node #1 name: add != add_1", "identical up to names: yes"]),
+            ("val", val, ["add: val ('T', ('2',), 'torch.int8') != ('T', ('3',), 'torch.int8')"]),
+            ("meta", meta, ["add: meta['stack_trace'] here != there"])):
+        check = checks._snapshot_check(name)
+        assert check.__name__ == f"check_{name}"
+        assert check(a, lowering(observation=observed(("A", BASE), ("B", BASE)), final=snapshot(*BASE.nodes))) \
+            == CheckResult(name, True)
+        b = lowering(observation=observed(("A", BASE), ("B", other)), final=other)
+        result = check(a, b)
+        assert result.passed is False and result.name == name and result.details == details
+        assert result.first_divergence.pass_name == "B" and result.first_divergence.check == name
+        assert result.first_divergence.details == tuple(details)
+        at_the_end = check(a, lowering(observation=observed(("A", BASE), ("B", BASE)), final=other))
+        assert at_the_end.first_divergence.label == "final program graph (full provenance)"
+        assert at_the_end.details == details
+        # a snapshot missing on one side only, before the point where both have one
+        missing = check(lowering(observation=observed(("A", BASE), ("B", BASE)), final=BASE),
+                        lowering(observation=observed(("A", BASE), ("B", BASE))))
+        assert missing.passed is False and missing.name == name
+        assert missing.details == ["one lowering stopped before this point (see the outcome check)"]
+        assert missing.first_divergence.label == "final program graph (full provenance)"
+        assert check(lowering(), lowering()) == CheckResult(name, True)
+        # a step without a snapshot on either side is passed over; the next one is compared
+        skipped = lowering(observation=observed(("A", None), ("B", other)))
+        assert check(lowering(observation=observed(("A", None), ("B", BASE))), skipped).first_divergence.pass_name == "B"
