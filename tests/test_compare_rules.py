@@ -380,3 +380,25 @@ def test_the_snapshot_checks_as_their_factory_makes_them():
         # a step without a snapshot on either side is passed over; the next one is compared
         skipped = lowering(observation=observed(("A", None), ("B", other)))
         assert check(lowering(observation=observed(("A", None), ("B", BASE))), skipped).first_divergence.pass_name == "B"
+
+
+def test_the_factory_made_graph_check_tells_a_rename_from_a_rewrite_and_passes_over_absent_delegate_graphs():
+    check = checks._snapshot_check("graph")
+    retargeted = snapshot(node("x", "placeholder", "x", "()"), node(target="aten.sub.Tensor"))
+    result = check(lowering(final=BASE), lowering(final=retargeted))
+    assert result.details == ["node #1 target: aten.add.Tensor != aten.sub.Tensor", "identical up to names: no"]
+    # a delegate whose final graph neither lowering has: passed over, the next delegate compared
+    a = lowering(observation=Observation(delegate_final=[None, BASE]))
+    b = lowering(observation=Observation(delegate_final=[None, retargeted]))
+    assert check(a, b).first_divergence.label == "delegate1 final graph (full provenance)"
+
+
+def test_the_program_check_names_itself_on_every_path():
+    failed, ok = lowering(Mode.FASTPASS, error="E"), lowering(program=b"p")
+    cases = [(ok, failed, False), (ok, lowering(Mode.FASTPASS, program_error="E: x"), False),
+             (lowering(program_error="E: x"), lowering(Mode.FASTPASS, program_error="E: x"), True)]
+    for a, b, passed in cases:
+        result = checks.check_program(a, b)
+        assert result.name == "program" and result.passed is passed
+        if not passed:
+            assert result.first_divergence.check == "program"

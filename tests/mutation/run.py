@@ -276,7 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     what = export_tree(args.worktree)
     # every module the campaign has results for stays mutated (results kept); the requested ones are added
     had = [m for m in MODULES if m in results()]
-    write_config([m for m in MODULES if m in modules or m in had])
+    mutated = [m for m in MODULES if m in modules or m in had]
+    write_config(mutated)
+    for module in mutated:
+        # a module copied unmutated by an earlier run (it was not asked for then) looks to mutmut like
+        # one whose mutants are written (the copy is newer than the source): removed, it is mutated now
+        if not (WORK / "mutants" / (module + ".meta")).is_file():
+            (WORK / "mutants" / module).unlink(missing_ok=True)
     started = time.monotonic()
     digest, marker = tests_digest(), WORK / "tests.digest"
     if marker.is_file() and marker.read_text() != digest:
