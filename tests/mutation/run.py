@@ -66,6 +66,7 @@ MODULES = [
 TESTS = [
     "tests/test_verdict_rules.py",
     "tests/test_compare_rules.py",
+    "tests/test_comparison_rules.py",
     "tests/test_typed_results.py",
     "tests/test_gate_evidence.py",
     "tests/test_proof_ledger.py::test_an_edited_claim_is_stale",
@@ -278,16 +279,22 @@ def main(argv: list[str] | None = None) -> int:
     had = [m for m in MODULES if m in results()]
     mutated = [m for m in MODULES if m in modules or m in had]
     write_config(mutated)
-    for module in mutated:
-        # a module copied unmutated by an earlier run (it was not asked for then) looks to mutmut like
-        # one whose mutants are written (the copy is newer than the source): removed, it is mutated now
-        if not (WORK / "mutants" / (module + ".meta")).is_file():
-            (WORK / "mutants" / module).unlink(missing_ok=True)
+    listed = WORK / "modules.txt"
+    before = listed.read_text().split() if listed.is_file() else []
+    if sorted(before) != sorted(mutated):
+        # a module added to the campaign: mutmut took its earlier, unmutated copy for written mutants
+        # (the copy is newer than the source) and knows no test reaching it (the tests ran without
+        # its trampolines). Its copy and results go, and the tests are traced again, every module's.
+        for module in set(mutated) - set(before):
+            for path in (WORK / "mutants" / module, WORK / "mutants" / (module + ".meta")):
+                path.unlink(missing_ok=True)
+        (WORK / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    listed.write_text("\n".join(mutated) + "\n")
     started = time.monotonic()
     digest, marker = tests_digest(), WORK / "tests.digest"
     if marker.is_file() and marker.read_text() != digest:
         again = [name for codes in results().values() for name, code in codes.items()
-                 if status_of(code) in ("survived", "timeout")]
+                 if status_of(code) in ("survived", "timeout", "no tests")]
         if again:
             print(f"the tests changed since the last run: {len(again)} survivors run again")
             mutmut("run", "--max-children", str(args.max_children), *again)
