@@ -84,16 +84,19 @@ def _features(text: str) -> tuple[str, ...]:
 def main(argv: list[str] | None = None, run: Callable[[str, list[str]], int] = run_script) -> int:
     parser = argparse.ArgumentParser(prog="python -m fastpass", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="run SCRIPT [ARGS] with fastpass on; print its stats at exit")
+    p = sub.add_parser("run", help="run SCRIPT [ARGS] with fastpass on; print its stats at exit",
+                       usage="python -m fastpass run [-h] [--features F,..] [--trust {proven,all}] SCRIPT [ARGS]")
     from fastpass import FEATURES
 
     p.add_argument("--features", type=_features, default=None, metavar="F,..",
                    help=f"fastpass features, comma-separated, of {', '.join(FEATURES)} (default: all of them)")
     p.add_argument("--trust", choices=("proven", "all"), default="proven",
                    help="which annotations fastpass uses: those the proof ledger proves (default), or all")
-    p.add_argument("script", help="the Python script to run")
+    p.add_argument("script", nargs="?", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     options = parser.parse_args(argv)
+    if options.script is None:  # (argparse's own message would name the script's ARGS as required too)
+        p.error("no SCRIPT given")
     if not os.path.isfile(options.script):
         parser.error(f"no such script: {options.script}")
     import fastpass

@@ -80,8 +80,10 @@ def _load_factory(ref: str):
 def usage_problem(ref: str) -> str | None:
     """What is wrong with a model reference on its face (checked before any work), or None.
 
-    Only what needs no import: an unknown built-in name, a missing file. Whether the factory
-    imports, runs and returns a model is the worker's to find out (and a case error)."""
+    Without running the user's code: an unknown built-in name, a missing file or module, a factory
+    name the file or module does not bind (read from its source; a module already imported is
+    asked). Whether the factory imports, runs and returns a model is the worker's to find out
+    (and a case error); so is a name only running the code could tell (a star import)."""
     if ref.startswith("graphspec:"):
         path = Path(ref[len("graphspec:"):])
         return None if path.is_file() else f"model {ref!r}: no such file {path}"
@@ -93,9 +95,67 @@ def usage_problem(ref: str) -> str | None:
     location, _, attr = ref.rpartition(":")
     if not location or not attr:
         return f"model {ref!r}: expected a built-in name, 'file.py:factory' or 'module:factory'"
-    if location.endswith(".py") and not Path(location).is_file():
-        return f"model {ref!r}: no such file {location}"
+    if location.endswith(".py"):
+        if not Path(location).is_file():
+            return f"model {ref!r}: no such file {location}"
+        source: str | None = location
+    else:
+        if location in sys.modules:
+            found = callable(getattr(sys.modules[location], attr, None))
+            return None if found else f"model {ref!r}: {location} has no callable {attr!r}"
+        try:
+            spec = importlib.util.find_spec(location)  # imports the parent packages only, not the module
+        except ModuleNotFoundError as exc:
+            return f"model {ref!r}: no module named {exc.name or location!r}"
+        except Exception:  # noqa: BLE001 - a parent package fails to import: the worker says how
+            return None
+        if spec is None:
+            return f"model {ref!r}: no module named {location!r}"
+        source = spec.origin if spec.origin and spec.origin.endswith(".py") else None
+    if source is not None and _binds(Path(source), attr) is False:
+        return f"model {ref!r}: {location} has no {attr!r} (no def, class, import or assignment of it)"
     return None
+
+
+_DYNAMIC_CALLS = frozenset({"globals", "vars", "setattr", "exec", "eval", "__import__"})
+
+
+def _binds(path: Path, name: str) -> bool | None:
+    """Whether the module source at `path` binds `name` at its top level (def, class, import,
+    assignment, also inside if/try/with/for blocks): True, False, or None when reading cannot
+    tell (it does not parse, a star import, a module `__getattr__`, `global`, `globals()`...)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    dynamic = False
+
+    def visit(node: ast.AST) -> None:
+        nonlocal dynamic
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(child.name)
+                dynamic = dynamic or any(isinstance(n, ast.Global) for n in ast.walk(child))
+                continue  # its body binds its own names
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                for alias in child.names:
+                    dynamic = dynamic or alias.name == "*"
+                    names.add(alias.asname or alias.name.split(".")[0])
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+            elif isinstance(child, ast.ExceptHandler) and child.name:
+                names.add(child.name)
+            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in _DYNAMIC_CALLS:
+                dynamic = True
+            visit(child)
+
+    visit(tree)
+    if name in names:
+        return True
+    return None if dynamic or "__getattr__" in names else False
 
 
 def load_model_code(ref: str) -> None:

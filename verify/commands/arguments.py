@@ -38,3 +38,25 @@ def timeout(seconds: float) -> float:
     if not seconds > 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {seconds:g}")
     return seconds
+
+
+HASH_SEED_MAX = 4294967295  # what PYTHONHASHSEED may hold: 0..2**32-1
+
+
+def hash_seed(seed: int, option: str = "--hash-seed") -> int:
+    """A PYTHONHASHSEED for workers: 0..4294967295. Anything else makes every worker die at start
+    ("Fatal Python error: PYTHONHASHSEED ...", in its log only), so it is refused here, in one line."""
+    if not 0 <= seed <= HASH_SEED_MAX:
+        raise UsageError(f"{option} must be an integer 0..{HASH_SEED_MAX} (a PYTHONHASHSEED), got {seed}")
+    return seed
+
+
+def null_seed(seed: int) -> int | None:
+    """`run --null-seed`: the null check's hash seed, or -1 for none (None). Another negative number
+    is refused, not read as -1: a typo must not quietly drop the check."""
+    if seed == -1:
+        return None
+    if not 0 <= seed <= HASH_SEED_MAX:
+        raise UsageError(f"--null-seed must be an integer 0..{HASH_SEED_MAX} (a PYTHONHASHSEED) or -1 (no null "
+                         f"check), got {seed}")
+    return seed

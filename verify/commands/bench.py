@@ -42,7 +42,8 @@ def add_parser(sub) -> None:
     bench.add_argument("--ablation", action="store_true",
                        help="also one round of each feature alone and cumulatively, per case "
                             "(timed against the median of the case's stock lowerings)")
-    bench.add_argument("--hash-seed", type=int, default=0)
+    bench.add_argument("--hash-seed", type=int, default=0,
+                       help="PYTHONHASHSEED of every lowering process, 0..4294967295 (default 0)")
     bench.add_argument("--timeout", type=float, default=1800.0, help="seconds per lowering process")
     add_memory_limit_option(bench, "a lowering process")
     bench.add_argument("--json", type=Path, default=None, help="write the results here (verify.report.bench.results)")
@@ -63,11 +64,13 @@ def _listed(csv: str | None, extra: list[str], default: str, option: str) -> tup
 
 
 def cmd_bench(args) -> int:
+    from verify.commands import arguments
+
+    arguments.hash_seed(args.hash_seed)  # before the imports below (torch): a refusal is one quick line
     from verify.bench.models import usage_problem
     from verify.report.bench.plot import write_plots
     from verify.bench.run import BenchError, BenchOptions, new_work_dir, run_bench
     from verify.report.bench.table import format_table
-    from verify.commands import arguments
     from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import verify.peer
+from verify.commands import arguments
 from verify.jobs.launcher import DEFAULT_MEMORY_LIMIT, GIB
 from verify.peer.campaign import MODES, PeerSettings, read_mode, run_campaign, summarize
 from verify.peer.suites import Share, arm_test_root, match_shares, resolve_suites
@@ -97,11 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """peer's options (`python -m verify.peer` and `python -m verify peer` take the same)."""
     parser.add_argument("suites", nargs="*",
                         help="sub-paths of executorch/backends/arm/test, or paths of test files (default: passes)")
-    parser.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers per mode (0: none)")
+    parser.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers per mode (0: none; default 2)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {', '.join(MODES)}")
     parser.add_argument("--out", type=Path, default=Path("verify-out/peer"),
                         help="where this run's folder (reports, logs, reproducers) is made")
-    parser.add_argument("--timeout", type=int, default=1800, help="per-test timeout in seconds (pytest-timeout)")
+    parser.add_argument("--timeout", type=int, default=1800,
+                        help="per-test timeout in seconds (pytest-timeout; default 1800)")
     parser.add_argument("--hash-seed", type=hash_seed, default=0,
                         help="PYTHONHASHSEED of every mode (default 0, whatever the environment holds)")
     parser.add_argument("--share", type=share_arg, action="append", default=[], metavar="[SUITE:]AMOUNT",
@@ -132,32 +134,28 @@ def cmd_peer(args: argparse.Namespace) -> int:
     from verify.output_paths import check_output_folder
 
     seed = args.share_seed if args.share_seed is not None else random.SystemRandom().randrange(2 ** 32)
-    try:
-        modes = [m for m in args.modes.split(",") if m]
-        unknown = set(modes) - set(MODES)
-        if unknown or not modes:
-            raise UsageError(f"unknown modes {sorted(unknown)}; modes are {', '.join(MODES)}")
-        if args.workers < 0 or args.shards < 1:
-            raise UsageError("--workers must be >= 0 and --shards >= 1")
-        if args.memory_limit < 0:
-            raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
-        root = arm_test_root()
-        suites = resolve_suites(args.suites, root)
-        shares = match_shares(suites, root, args.share)
-        if args.from_reports is None:
-            check_output_folder(args.out, "--out")
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown or not modes:
+        raise UsageError(f"unknown modes {sorted(unknown)}; modes are {', '.join(MODES)}")
+    if args.workers < 0:
+        raise UsageError(f"--workers must be 0 (none) or more, got {args.workers}")
+    if args.shards < 1:
+        raise UsageError(f"--shards must be 1 or more, got {args.shards}")
+    arguments.timeout(args.timeout)
+    if args.memory_limit < 0:
+        raise UsageError(f"--memory-limit must be 0 (no limit) or more GiB, got {args.memory_limit:g}")
+    root = arm_test_root()
+    suites = resolve_suites(args.suites, root)
+    shares = match_shares(suites, root, args.share)
     if args.from_reports is not None:
         if not args.from_reports.is_dir():
-            print(f"error: no such folder: {args.from_reports}", file=sys.stderr)
-            return 2
+            raise UsageError(f"--from-reports: no such folder: {args.from_reports}")
         try:
             return summarize([read_mode(mode, args.from_reports) for mode in modes])
         except RuntimeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(str(exc)) from None
+    check_output_folder(args.out, "--out")
     out = new_run_dir(args.out.resolve())
     # Test ids are paths relative to the rootdir: a file outside it would be named `::test` alone,
     # and two files' tests would share ids.

@@ -60,7 +60,7 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
                         "whether it is deterministic")
     p.add_argument("--random", type=int, default=0, metavar="N",
                    help="also verify N random graphs drawn by generators.random")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random graph draw (with --random)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random graph draw (with --random; default 0)")
     p.add_argument("--targets", default=",".join(DEFAULT_TARGETS),
                    help="comma-separated: tosa-int, tosa-fp, ethos-u55, ethos-u85 (default: %(default)s)")
     p.add_argument("--features", default="all",
@@ -68,18 +68,19 @@ def _add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--second-mode", type=Mode, choices=tuple(Mode), default=Mode.FASTPASS,
                    help="the lowering compared with stock: 'fastpass' (default), or 'stock' for a "
                         "stock-vs-stock null run at the pinned seed")
-    p.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of both compared lowerings")
+    p.add_argument("--hash-seed", type=int, default=0, help="PYTHONHASHSEED of both compared lowerings, 0..4294967295 (default 0)")
     p.add_argument("--null-seed", type=int, default=1,
-                   help="hash seed of the cross-seed null check (stock vs stock); -1 disables it")
+                   help="hash seed of the cross-seed null check (stock vs stock), 0..4294967295; -1 disables it "
+                        "(default 1)")
     p.add_argument("--reference-sets", type=int, default=3,
-                   help="random input sets run through the TOSA reference model per delegate")
+                   help="random input sets run through the TOSA reference model per delegate (default 3)")
     from verify.lowering.quantize import CALIBRATIONS
 
     p.add_argument("--calibration", choices=tuple(CALIBRATIONS), default="histogram",
                    help="activation observer of INT quantization: 'histogram' = executorch's recipe (default), "
                         "'minmax' = the same with MinMaxObserver, as the fuzz tests use (same graph structure, "
                         "faster)")
-    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process")
+    p.add_argument("--timeout", type=float, default=1800.0, help="seconds per worker process (default 1800)")
     p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                    help="worker processes at once; a case runs two at once (its lowerings and its null check; "
                         "one with --null-seed -1), so N // 2 cases at a time (default: one case at a time; "
@@ -150,7 +151,7 @@ def _options_from(args, out: Path, features: tuple[str, ...]):
     from verify.run.runner import RunOptions
 
     return RunOptions(features=features, hash_seed=args.hash_seed,
-                      null_seed=None if args.null_seed < 0 else args.null_seed,
+                      null_seed=arguments.null_seed(args.null_seed),
                       reference_sets=args.reference_sets, timeout=args.timeout, out_dir=out,
                       keep_all=args.keep_all, second_mode=args.second_mode, calibration=args.calibration,
                       memory_limit=memory_limit_of(args.memory_limit))
@@ -203,6 +204,15 @@ def _lock(run_dir: Path, command: str, held: contextlib.ExitStack, option: str, 
         log.debug("%s: read without its lock (%s)", run_dir, exc)
 
 
+def _check_numbers(args) -> None:
+    """The numbers a run is given, each refused in one line before anything is imported or made
+    (a bad one would otherwise surface in every worker, or after the run folder exists)."""
+    arguments.hash_seed(args.hash_seed)
+    arguments.null_seed(args.null_seed)
+    arguments.timeout(args.timeout)
+    memory_limit_of(args.memory_limit)
+
+
 def _prepare_new_run(args, held: contextlib.ExitStack):
     """Validate everything, make and lock the run folder, start its journal: (cases, options, out).
 
@@ -213,8 +223,8 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     from verify.run.journal import Journal, holds_run, journal_path
     from verify.output_paths import CannotWrite, check_output_folder, writing
 
+    _check_numbers(args)
     features = arguments.features(args.features)
-    arguments.timeout(args.timeout)
     for name, value in (("--reference-sets", args.reference_sets), ("--random", args.random)):
         if value < 0:
             raise UsageError(f"{name} must be 0 or more, got {value}")

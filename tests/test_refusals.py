@@ -1,0 +1,111 @@
+"""Bad usage is refused with one line on stderr and exit 2 *before any work*: no run folder, no
+worker, no lowering (issue 47). Each refusal here once started work: a run folder of ERROR cases,
+workers dying with "Fatal Python error: PYTHONHASHSEED", a traceback after collection, or an
+empty run folder holding a lock.
+
+Each command runs as a user runs it (`python -m verify ...`) in an empty folder: the default
+run folder (verify-out/) must not appear."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def verify(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env_path = f"{ROOT}"
+    return subprocess.run([sys.executable, "-m", "verify", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={**__import__("os").environ, "PYTHONPATH": env_path})
+
+
+def refused(done: subprocess.CompletedProcess, prefix: str, *words: str) -> str:
+    """The one line a refusal prints (its own, after whatever third-party import noise)."""
+    assert done.returncode == 2, (done.returncode, done.stderr[-3000:])
+    ours = [line for line in done.stderr.splitlines() if line.startswith(prefix)]
+    assert len(ours) == 1, done.stderr[-3000:]
+    assert all(word in ours[0] for word in words), ours[0]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return ours[0]
+
+
+def nothing_made(folder: Path) -> None:
+    assert not (folder / "verify-out").exists(), sorted(p.name for p in (folder / "verify-out").iterdir())
+
+
+FACTORY = "def make():\n    raise RuntimeError('never called: refused before')\n"
+
+RUN_REFUSALS = {
+    "hash seed -1": (["--hash-seed", "-1"], ["--hash-seed", "0..4294967295"]),
+    "hash seed too big": (["--hash-seed", "99999999999"], ["--hash-seed", "0..4294967295"]),
+    "null seed -5": (["--null-seed", "-5"], ["--null-seed", "-1"]),
+    "null seed too big": (["--null-seed", "4294967296"], ["--null-seed"]),
+    "memory limit -1": (["--memory-limit", "-1"], ["--memory-limit"]),
+    "no such module": (["--models", "none", "--model", "nosuch_mod_47:make"], ["nosuch_mod_47"]),
+    "no such function in a module": (["--models", "none", "--model", "os:nosuchfn"], ["os", "nosuchfn"]),
+    "no such function in a file": (["--models", "none", "--model", "factory.py:missing"], ["factory.py", "missing"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUN_REFUSALS))
+def test_run_refuses_before_any_work(tmp_path, case):
+    args, words = RUN_REFUSALS[case]
+    (tmp_path / "factory.py").write_text(FACTORY)
+    if "--models" not in args:  # should a number slip through, a case that fails at once, not the default job
+        args = ["--models", "none", "--model", "factory.py:make", *args]
+    done = verify("run", "--targets", "tosa-int", *args, cwd=tmp_path)
+    refused(done, "verify: ", *words)
+    nothing_made(tmp_path)
+
+
+def test_a_model_file_that_binds_the_factory_is_accepted_on_its_face(tmp_path):
+    """The check reads the file, not runs it: a factory bound by import or assignment is there."""
+    from verify.cases import usage_problem
+
+    model = tmp_path / "m.py"
+    model.write_text("from os import path as imported\nif True:\n    assigned = 1\ndef made():\n    pass\n")
+    for name in ("imported", "assigned", "made"):
+        assert usage_problem(f"{model}:{name}") is None, name
+    assert "missing" in usage_problem(f"{model}:missing")
+    model.write_text("from os import *\n")  # cannot tell without running it: the worker finds out
+    assert usage_problem(f"{model}:anything") is None
+    assert usage_problem("tests.models.tiny:make") is None
+    assert "nosuch" in usage_problem("tests.models.tiny:nosuch")
+
+
+def test_bench_refuses_a_bad_hash_seed(tmp_path):
+    (tmp_path / "factory.py").write_text(FACTORY)
+    refused(verify("bench", "--hash-seed", "-1", "--model", "factory.py:make", "--pairs", "1", cwd=tmp_path), "verify bench: ", "--hash-seed", "0..4294967295")
+    nothing_made(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_peer_refuses_a_timeout_that_is_not_positive(tmp_path, value):
+    refused(verify("peer", "--timeout", value, "--out", str(tmp_path / "peer"), cwd=tmp_path),
+            "verify peer: ", "--timeout")
+    assert not (tmp_path / "peer").exists()
+
+
+def test_peer_names_the_one_option_that_is_wrong(tmp_path):
+    line = refused(verify("peer", "-n", "-1", "--out", str(tmp_path / "peer"), cwd=tmp_path), "verify peer: ")
+    assert "--workers" in line and "--shards" not in line, line
+
+
+@pytest.mark.parametrize("command", [["-m", "fastpass", "run"], ["-m", "fastpass", "run", "--features", "skip"]])
+def test_fastpass_run_without_a_script_names_the_script_alone(command):
+    """Not argparse's "required: script, args": the script's own ARGS are optional."""
+    done = subprocess.run([sys.executable, *command], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert "no SCRIPT given" in done.stderr and "args" not in done.stderr.splitlines()[-1], done.stderr
+
+
+def test_fastpass_run_help_lists_the_feature_names():
+    done = subprocess.run([sys.executable, "-m", "fastpass", "run", "--help"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    import fastpass
+
+    assert done.returncode == 0 and all(name in done.stdout for name in fastpass.FEATURES), done.stdout
