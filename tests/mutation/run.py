@@ -67,9 +67,17 @@ TESTS = [
     "tests/test_verdict_rules.py",
     "tests/test_compare_rules.py",
     "tests/test_comparison_rules.py",
+    "tests/test_compare_parts.py",
+    "tests/test_gate_verdict_rules.py",
+    "tests/test_ledger_rules.py",
     "tests/test_typed_results.py",
     "tests/test_gate_evidence.py",
     "tests/test_proof_ledger.py::test_an_edited_claim_is_stale",
+    "tests/test_harness_faults.py::test_a_reused_graph_address_is_a_different_graph_in_provenance",
+    "tests/test_harness_faults.py::test_a_tag_left_by_an_earlier_lowering_is_not_read_as_this_lowerings_graph",
+    "tests/test_harness_faults.py::test_a_changed_stride_in_eager_input_vals_is_a_meta_difference",
+    "tests/test_harness_faults.py::test_snapshots_of_one_lowering_share_unchanged_records_and_still_see_a_change",
+    "tests/test_harness_faults.py::test_the_texts_a_snapshot_looks_up_are_the_texts_formatting_gives",
     "tests/test_proof_ledger.py::test_trust_is_checked",
     "tests/test_proof_ledger.py::test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger",
 ]
@@ -185,10 +193,20 @@ def mutmut(*args: str, check: bool = True) -> int:
     return done.returncode
 
 
-def diff_of(name: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=WORK, capture_output=True, text=True)
-    lines = done.stdout.splitlines()[1:]  # the first line is mutmut's "# name: status"
-    return "\n".join(line for line in lines if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
+def diff_of(name: str, module: str) -> str:
+    """The mutant's change (mutmut's own diff, made in this process: a `mutmut show` each is slow)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    here = os.getcwd()
+    os.chdir(WORK)
+    try:
+        text = get_diff_for_mutant(name, path=module)
+    except Exception as exc:  # noqa: BLE001 - the report says so and goes on
+        return f"(no diff: {type(exc).__name__}: {exc})"
+    finally:
+        os.chdir(here)
+    return "\n".join(line for line in text.splitlines()
+                     if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
 
 
 def write_score(what: str, requested: list[str], seconds: float | None) -> dict:
@@ -244,7 +262,7 @@ def write_report(score: dict, survivors: list[tuple[str, str]], equivalent: dict
             "are left out and shown apart.", ""]
     out += [f"## Survivors ({len(survivors)})", ""]
     for module, name in survivors:
-        out += [f"### `{name}`", "", "```diff", diff_of(name), "```", ""]
+        out += [f"### `{name}`", "", "```diff", diff_of(name, module), "```", ""]
     listed = [n for n in equivalent if any(n in (results().get(m) or {}) for m in MODULES)]
     out += [f"## Equivalent ({len(listed)})", ""]
     out += [f"- `{n}`: {equivalent[n]}" for n in listed]

@@ -1,0 +1,154 @@
+"""The gate's verdict rule (verify/gate/verdict.py) on hand-made verdicts and evidence: how a
+registry run's stages merge into one verdict, how evidence adds up across stages, what an
+unfinished check becomes, and that a verdict survives the JSON a gate worker sends. No graph
+drawn, nothing lowered: the mutation campaign (tests/mutation/) judges the module by these tests
+and tests/test_gate_evidence.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from verify.gate.verdict import Evidence, PassVerdict, Unfinished, merge_stages
+from verify.report.verdict import Feature, GateVerdict
+
+COUNTS = ("examples", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
+          "copied_nodes", "calls_ran", "nodes_dispatched")
+
+
+def evidence(feature=Feature.COPY, base=1, ops=None) -> Evidence:
+    """Evidence with every count different (base, base+1, ...), so a count added to the wrong
+    one, or not added, shows."""
+    found = Evidence(feature, ops_maybe_copied=dict(ops or {"aten.add": base}))
+    for i, name in enumerate(COUNTS):
+        setattr(found, name, base + 10 * i)
+    return found
+
+
+def test_absorb_adds_every_count_and_each_op():
+    total = evidence(base=1, ops={"aten.add": 1, "aten.mul": 2})
+    total.absorb(evidence(base=3, ops={"aten.add": 4, "aten.sub": 5}))
+    for i, name in enumerate(COUNTS):
+        assert getattr(total, name) == 4 + 20 * i, name
+    assert total.ops_maybe_copied == {"aten.add": 5, "aten.mul": 2, "aten.sub": 5}
+    with pytest.raises(ValueError, match="cannot add skip evidence to copy evidence"):
+        total.absorb(Evidence(Feature.SKIP))
+
+
+def test_evidence_survives_json():
+    found = evidence(ops={"b": 2, "a": 1})
+    data = found.to_json()
+    assert data["feature"] == "copy" and data["distinct_ops_maybe_copied"] == 2
+    assert list(data["ops_maybe_copied"]) == ["a", "b"]
+    for name in COUNTS:
+        assert data[name] == getattr(found, name), name
+    assert Evidence.from_json(data) == found
+    old = {k: v for k, v in data.items() if k not in ("calls_ran", "nodes_dispatched")}
+    back = Evidence.from_json(old)
+    assert back.calls_ran == 0 and back.nodes_dispatched == 0 and back.examples == found.examples
+
+
+def verdict(stage, verdict=GateVerdict.SOUND, reason="", **fields) -> PassVerdict:
+    return PassVerdict("pkg.P", "P", "ref", verdict, reason, how=f"how-{stage}", stage=stage, **fields)
+
+
+def test_a_verdict_survives_json():
+    original = verdict("tosa-int", GateVerdict.UNSOUND_COPY, "differs", annotation={"ops": ["a"]},
+                       reproducers={"unsound-copy": "r.json"}, examples=7,
+                       evidence={Feature.COPY: evidence(), Feature.SKIP: evidence(Feature.SKIP, 2)},
+                       waived={Feature.SKIP: "why"}, modes={"copy": {"diverged": True}}, seconds=1.5,
+                       unfinished=Unfinished.CUT_SHORT, drawn={"plain": 3})
+    data = original.to_json()
+    assert data["verdict"] == "unsound-copy" and data["unfinished"] == "cut-short"
+    assert data["qualname"] == "pkg.P" and data["name"] == "P" and data["ref"] == "ref" and data["how"] == "how-tosa-int"
+    assert data["stage"] == "tosa-int" and data["reason"] == "differs" and data["examples"] == 7
+    assert data["seconds"] == 1.5 and data["drawn"] == {"plain": 3} and data["modes"] == {"copy": {"diverged": True}}
+    assert data["annotation"] == {"ops": ["a"]} and data["reproducers"] == {"unsound-copy": "r.json"}
+    assert data["waived"] == {"skip": "why"}
+    assert data["invocations"] == original.invocations == evidence().invocations
+    assert data["skipped_calls"] == original.skipped_calls == evidence().skipped_calls + evidence(Feature.SKIP, 2).skipped_calls
+    assert data["copied_nodes"] == original.copied_nodes
+    assert data["examples_with_evidence"] == original.examples_with_evidence == evidence().examples_with_action
+    assert data["evidence"] == {"copy": evidence().to_json(), "skip": evidence(Feature.SKIP, 2).to_json()}
+    assert PassVerdict.from_json(data) == original
+    finished = verdict("s")
+    assert finished.to_json()["unfinished"] is None and PassVerdict.from_json(finished.to_json()) == finished
+    del data["drawn"]
+    assert PassVerdict.from_json(data).drawn == {}
+
+
+def test_an_unfinished_check_is_an_error_unless_it_already_failed():
+    found = verdict("s")
+    found.not_finished(Unfinished.STOPPED, "stopped by SIGINT")
+    assert (found.verdict, found.reason, found.unfinished) == (GateVerdict.ERROR, "stopped by SIGINT", Unfinished.STOPPED)
+    unsound = verdict("s", GateVerdict.UNSOUND_SKIP, "differs at p")
+    unsound.not_finished(Unfinished.NOT_STARTED, "budget spent")
+    assert (unsound.verdict, unsound.reason, unsound.unfinished) == (
+        GateVerdict.UNSOUND_SKIP, "differs at p; budget spent", Unfinished.NOT_STARTED)
+    bare = verdict("s", GateVerdict.ERROR)
+    bare.not_finished(Unfinished.CUT_SHORT, "worker crashed")
+    assert bare.reason == "worker crashed"
+    assert str(Unfinished.CUT_SHORT) == "cut-short"
+
+
+def test_merge_stages_sums_the_evidence_and_keeps_the_first_stage_identity():
+    first = verdict("tosa-int", annotation={"a": 1}, waived={Feature.SKIP: "w"}, examples=3, seconds=1.0,
+                    evidence={Feature.COPY: evidence(base=1)}, drawn={"plain": 2, "linked": 1},
+                    reproducers={"x": "1.json"}, modes={"copy": {"note": "first"}})
+    second = PassVerdict("other.Q", "Q", "ref2", GateVerdict.SOUND, "", how="how-2", stage="ethos-u55",
+                         examples=4, seconds=2.5, evidence={Feature.COPY: evidence(base=2),
+                                                            Feature.SKIP: evidence(Feature.SKIP, 5)},
+                         drawn={"plain": 5}, reproducers={"x": "2.json", "y": "3.json"})
+    merged = merge_stages([first, second])
+    assert (merged.qualname, merged.name, merged.ref) == ("pkg.P", "P", "ref")
+    assert merged.verdict is GateVerdict.SOUND and merged.reason == "" and merged.how == "how-tosa-int"
+    assert merged.stage == "tosa-int,ethos-u55" and merged.examples == 7 and merged.seconds == 3.5
+    assert merged.annotation == {"a": 1} and merged.annotation is not first.annotation
+    assert merged.waived == {Feature.SKIP: "w"} and merged.waived is not first.waived
+    assert merged.modes == {"copy": {"note": "first"}} and merged.modes is not first.modes
+    copy = evidence(base=1)
+    copy.absorb(evidence(base=2))
+    assert merged.evidence == {Feature.COPY: copy, Feature.SKIP: evidence(Feature.SKIP, 5)}
+    assert merged.evidence[Feature.COPY] is not first.evidence[Feature.COPY]  # the stages' own stay as they were
+    assert first.evidence[Feature.COPY] == evidence(base=1)
+    assert merged.drawn == {"plain": 7, "linked": 1}
+    assert merged.reproducers == {"x": "1.json", "x:ethos-u55": "2.json", "y": "3.json"}
+    assert merged.unfinished is None
+
+
+def test_merge_stages_lets_the_first_failing_stage_decide_and_names_the_later_ones():
+    stages = [verdict("a", modes={"copy": {"note": "a"}}),
+              verdict("b", GateVerdict.UNSOUND_COPY, "copy differs", modes={"copy": {"diverged": "b"}}),
+              verdict("c", GateVerdict.ERROR, "crashed"),
+              verdict("d", GateVerdict.UNSOUND_SKIP, "skip differs")]
+    merged = merge_stages(stages)
+    assert merged.verdict is GateVerdict.UNSOUND_COPY and merged.how == "how-b"
+    assert merged.reason == "copy differs; also error on c, unsound-skip on d"
+    assert merged.modes == {"copy": {"diverged": "b"}}
+    one = merge_stages([verdict("a"), verdict("b", GateVerdict.ERROR, "crashed")])
+    assert one.verdict is GateVerdict.ERROR and one.reason == "crashed" and one.how == "how-b"
+    alone = merge_stages([verdict("a", GateVerdict.UNEXERCISED, "few")])
+    assert alone.verdict is GateVerdict.UNEXERCISED and alone.reason == "few" and alone.stage == "a"
+    with pytest.raises(ValueError, match="at least one stage"):
+        merge_stages([])
+
+
+def test_add_sums_each_example_into_its_own_count():
+    found = Evidence(Feature.COPY)
+    found.add(3, 0, 2, True, frozenset({"aten.add", "aten.mul"}), upstream_skipped=1, ran=2, dispatched=5)
+    found.add(0, 0, 0, True)
+    found.add(4, 1, 7, False, frozenset({"aten.add"}), upstream_skipped=2, ran=3, dispatched=6)
+    found.add(2, 0, 1, True, frozenset({"aten.add"}))
+    assert (found.examples, found.examples_invoked, found.invocations, found.upstream_skipped) == (4, 3, 9, 3)
+    assert (found.skipped_calls, found.copied_nodes, found.calls_ran, found.nodes_dispatched) == (1, 10, 5, 11)
+    assert found.examples_with_action == 2  # copied with identical results: the first and the last
+    assert found.ops_maybe_copied == {"aten.add": 2, "aten.mul": 1}  # not from the example that differed
+    skip = Evidence(Feature.SKIP)
+    skip.add(2, 1, 0, True)
+    skip.add(2, 0, 3, True)
+    skip.add(2, 2, 0, False)
+    assert skip.examples_with_action == 1 and skip.ops_maybe_copied == {}
+    assert (skip.action, found.action) == ("skipped", "copied nodes")
+    defaults = Evidence(Feature.COPY)
+    defaults.add(1, 0, 0, True)
+    assert (defaults.upstream_skipped, defaults.calls_ran, defaults.nodes_dispatched, defaults.ops_maybe_copied) == \
+        (0, 0, 0, {})
