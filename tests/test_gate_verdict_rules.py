@@ -152,3 +152,23 @@ def test_add_sums_each_example_into_its_own_count():
     defaults.add(1, 0, 0, True)
     assert (defaults.upstream_skipped, defaults.calls_ran, defaults.nodes_dispatched, defaults.ops_maybe_copied) == \
         (0, 0, 0, {})
+
+
+def test_claim_of_an_annotation():
+    from fastpass.annotations import _model
+
+    from verify.gate.verdict import Claim
+
+    def claim(ops, skip, copy, covers=False):
+        return Claim.of(_model.Annotation(frozenset(ops), skip, copy, "test"), upstream_skip_covers=covers)
+
+    assert claim({"a"}, True, True) == Claim((Feature.SKIP, Feature.COPY), {})
+    assert claim({"a"}, False, True) == Claim((Feature.COPY,), {})
+    assert claim({"a"}, False, False) == Claim((), {})
+    assert claim(set(), True, False) == Claim((), {Feature.SKIP: "skip-sound without targeted ops: fastpass never "
+                                                                 "skips it"})
+    assert claim(set(), True, False, covers=True).waived[Feature.SKIP].startswith("skip-sound without targeted ops")
+    assert claim({"a"}, True, True, covers=True) == Claim((Feature.COPY,), {
+        Feature.SKIP: "upstream's should_run_pass skips it whenever its target_ops (all targeted) are absent: "
+                      "fastpass's skip never applies"})
+    assert Claim.of(_model.Annotation(frozenset({"a"}), True, False, "t")).features == (Feature.SKIP,)  # covers: no

@@ -70,6 +70,7 @@ TESTS = [
     "tests/test_compare_parts.py",
     "tests/test_gate_verdict_rules.py",
     "tests/test_ledger_rules.py",
+    "tests/test_snapshot_rules.py",
     "tests/test_typed_results.py",
     "tests/test_gate_evidence.py",
     "tests/test_proof_ledger.py::test_an_edited_claim_is_stale",
