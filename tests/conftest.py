@@ -15,3 +15,13 @@ def fastpass_disabled():
     yield
     if fastpass.is_enabled():
         fastpass.disable()
+
+
+@pytest.fixture(autouse=True)
+def _verify_logging_reset():
+    """A command run in-process (`verify.cli.main`) configures verify's loggers' level; the tests
+    after it get them back unset, so that `caplog.set_level` (the root logger's) decides again."""
+    yield
+    from verify import verbosity
+
+    verbosity.reset()

@@ -27,7 +27,38 @@ def level(args: argparse.Namespace) -> int:
     return logging.INFO - 10 * getattr(args, "verbose", 0) + 10 * getattr(args, "quiet", 0)
 
 
+# The loggers the harness configures: its own and fastpass's. Never the root logger: that would
+# turn on every library's INFO lines (executorch's partitioner logs each lowering) and change a
+# crosschecked script's own logging.
+OWN_LOGGERS = ("verify", "fastpass", "generators")
+
+
+class _Stderr(logging.StreamHandler):
+    """The one handler `configure` puts on each of OWN_LOGGERS (told apart from anyone else's)."""
+
+
 def configure(level: int = logging.INFO) -> None:
-    """Messages only (no logger names): they read as the command's own lines on stderr."""
-    logging.basicConfig(level=max(logging.DEBUG, min(level, logging.ERROR)), format="%(message)s",
-                        stream=sys.stderr, force=True)
+    """Messages only (no logger names): they read as the command's own lines on stderr. Sets
+    OWN_LOGGERS' level and handler (again on every call: the last call wins), nothing else."""
+    level = max(logging.DEBUG, min(level, logging.ERROR))
+    reset()
+    for name in OWN_LOGGERS:
+        handler = _Stderr(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(level)
+
+
+def reset() -> None:
+    """Undo `configure`: OWN_LOGGERS without its handler, at NOTSET (the root logger's level)."""
+    for name in OWN_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in [h for h in logger.handlers if isinstance(h, _Stderr)]:
+            logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+
+
+def level_in_effect() -> int:
+    """The level `configure` set (what a worker is told to log at), or the root logger's if none."""
+    return logging.getLogger("verify").getEffectiveLevel()

@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
                                help="unpickle the file (a pickle runs the code it names); required")
     replay_parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(message)s")
+    from verify import verbosity
+
+    verbosity.configure(logging.INFO if args.verbose else logging.WARNING)  # verify's loggers, not the root
     try:
         saved = read(args.file)
         for line in authorize(saved, args.trust).what:  # refuses (exit 2) before unpickling unless trusted
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         features = tuple(f for f in args.features.split(",") if f) if args.features is not None else None
         replayed = replay(saved, features, args.reference_sets)
     except (UsageError, ReproducerError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"verify.crosscheck replay: {exc}", file=sys.stderr)
         return 2
     print(replayed.describe())
     return replayed.exit_status
