@@ -164,7 +164,9 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     relu and neg in any order), a third as many graphs or fewer hold the relation."""
     cls = toy("RewritesWhatTargetsFeedPass")
     aimed = drawn_kinds(cls, "copy")
-    assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 6, aimed
+    # (a tenth, not a sixth as before issue 43: the downstream branch also draws the suspect two
+    # and three producers after a targeted node, test_gate_reach.py, from the same share)
+    assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 10, aimed
     v = gate_default(cls, "RewritesWhatTargetsFeedPass", tmp_path / "aimed")
     assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
     assert v.modes["copy"]["examples"] <= DEFAULT_PASS_EXAMPLES

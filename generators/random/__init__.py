@@ -6,6 +6,7 @@ Public surface::
     graphs(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> GraphSpec
     graphs_toward(routes, max_ops, ops)  # the same, most of them holding some of `routes` (reach.py)
     graphs_linked(first, then, link, ops, max_ops)  # a `then` node fed by (Link.FEEDS) or beside a `first` one
+    graphs_chained(first, middle, then, hops, ops, max_ops)  # a `then` node `hops` producers after a `first` one
     route_share(routes, shard, shards)  # the routes one shard of a campaign aims at
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
@@ -15,8 +16,8 @@ Public surface::
 
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
-from ._strategy import (GeneratorBug, Link, graphs, graphs_linked, graphs_toward, interpret, models,
-                        one_of_weighed, ops_in_vocabulary, route_share)
+from ._strategy import (GeneratorBug, Link, graphs, graphs_chained, graphs_linked, graphs_toward, interpret,
+                        models, one_of_weighed, ops_in_vocabulary, route_share)
 
 __all__ = [
     "GeneratorBug",
@@ -25,6 +26,7 @@ __all__ = [
     "OpRecord",
     "check_buildable",
     "graphs",
+    "graphs_chained",
     "graphs_linked",
     "graphs_toward",
     "interpret",

@@ -244,6 +244,50 @@ def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_input
     return linked()
 
 
+def graphs_chained(first, middle, then, hops: int, ops=None, max_ops: int = 4, max_inputs: int = 2):
+    """Strategy for GraphSpecs holding a chain ``first -> m1 -> ... -> then``: a node of one of
+    the ``then`` ops ``hops`` producers downstream of a node of one of the ``first`` ops, through
+    ``hops - 1`` nodes of ``middle`` ops, each fed by the one before (when its op cannot take
+    that value, the nearest value computed from it); up to ``max_ops - hops - 1`` other ops (from
+    ``ops``, default all) go before the chain or after it.
+
+    Why: `graphs_linked` puts the second node right after the first; a node two or three
+    producers further down (a pass that rewrites what a targeted op feeds through another op)
+    is left to chance, and plain draws almost never line up three particular ops in a row.
+    """
+    first, middle, then, others = _check_ops(first), _check_ops(middle), _check_ops(then), _check_ops(ops)
+    if hops < 1 or max_ops < hops + 1:
+        raise ValueError(f"graphs_chained needs hops >= 1 and max_ops >= hops + 1, got {hops}, {max_ops}")
+    shapes = _input_shapes(max_inputs)
+    gene = st.tuples(st.sampled_from(others), _SEL, _PAR)
+    link = st.tuples(_SEL, _SEL, _PAR)  # pick (which wanted value), rounds (partners' selector), params
+
+    @st.composite
+    def chained(draw):
+        ins = draw(shapes)
+        head = draw(st.tuples(st.sampled_from(first), _SEL, _PAR))
+        chain = [(draw(st.sampled_from(middle)), *draw(link)) for _ in range(hops - 1)]
+        chain.append((draw(st.sampled_from(then)), *draw(link)))
+        extras = [(draw(st.booleans()), draw(gene)) for _ in range(draw(st.integers(0, max_ops - hops - 1)))]
+        builder = _Builder(ins)
+        for after, (name, sel, p) in extras:
+            if not after:
+                builder.add(name, sel, p)
+        prev = builder.add(*head)
+        for name, pick, rounds, par in chain:
+            cands = builder.candidates(name)
+            below = builder.downstream_of(prev)
+            wanted = [prev] if prev in cands else [c for c in cands if c in below]
+            chosen = (wanted or cands)[pick % len(wanted or cands)]
+            prev = builder.add(name, cands.index(chosen) + len(cands) * rounds, par)
+        for after, (name, sel, p) in extras:
+            if after:
+                builder.add(name, sel, p)
+        return builder.spec(draw(st.integers(0, 2**16 - 1)))
+
+    return chained()
+
+
 def models(min_ops: int = 1, max_ops: int = 40, ops=None, max_inputs: int = 2):
     """Strategy for ``(torch.nn.Module, example_inputs)`` built from ``graphs(...)``."""
     return graphs(min_ops, max_ops, ops, max_inputs).map(lambda spec: spec.build())

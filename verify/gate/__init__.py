@@ -3,6 +3,8 @@
     passes.py   which passes (annotated registry, module:Class / file.py:Class, --changed-since),
                 and `only(...)`: neutralise every other pass's annotation for a check
     graphs.py   per-pass biased Hypothesis strategies over generators.random graphs
+    aim.py      the ops a pass's code reaches (aliases, imports under other names, literal getattr)
+    evidence.py a drawn graph's structural key: only distinct graphs count as evidence
     check.py    one example: pipeline (stock vs fastpass lowering, verify.compare) or direct
                 (the pass alone on an edge/ATen graph, harness snapshot checks)
     run.py      Hypothesis drivers (per pass; whole registry), shrinking, reproducers, replay

@@ -9,8 +9,9 @@ The graphs drawn (`strategy_for`) meet them on purpose:
 * copy: graphs with a targeted op and a suspect in each relation, drawn deliberately
   (`generators.random.graphs_linked`): the suspect fed by the targeted node (fastpass copies
   exactly that node after re-dispatching the targeted one: its input is metadata-identical),
-  the suspect feeding it, and the two side by side; plus targeted ops behind a cold op, the
-  forms the pass acts on (`form_route`), and unrestricted neighbours (an undeclared op may be
+  the suspect two and three producers downstream of it through cold nodes
+  (`generators.random.graphs_chained`), the suspect feeding it, and the two side by side; plus
+  targeted ops behind a cold op, the forms the pass acts on (`form_route`), and unrestricted neighbours (an undeclared op may be
   named nowhere: a rule by property, a helper the names do not reach).
 
 `Aim.kinds(spec)` says which of these a drawn graph is, read off its structure (not from the
@@ -37,6 +38,11 @@ class DrawKind(str, Enum):
     # an op the pass's own target_ops declares and its annotation does not target, no targeted op:
     # both a skip (nothing targeted) and a copy (the node is not targeted) would leave it unrewritten
     DECLARED_UNTARGETED = "declared-untargeted"
+    # a suspect node two / three producers downstream of a targeted node, through cold nodes (no
+    # targeted op, no suspect) each fed by the one before: fastpass copies the whole chain after
+    # re-dispatching the targeted node (issue 43: targeted -> cold -> rewritten went unseen)
+    TARGETED_TO_SUSPECT_2 = "targeted->cold->suspect"
+    TARGETED_TO_SUSPECT_3 = "targeted->cold->cold->suspect"
 
     def __str__(self) -> str:
         return self.value
@@ -100,11 +106,33 @@ class Aim:
         for k in targeted:
             if any(vid >= n_in and tag[vid - n_in] == "S" for vid in spec.ops[k].inputs):
                 found.add(DrawKind.SUSPECT_TO_TARGETED)
+        found |= _chain_kinds(spec, tag)
         return frozenset(found)
 
     def tally(self, counts: Counter, spec) -> None:
         """Count `spec`'s kinds into `counts`."""
         counts.update(self.kinds(spec))
+
+
+def _chain_kinds(spec, tag: list[str]) -> set[DrawKind]:
+    """The chain kinds `spec` holds (`tag`: "T" targeted, "S" suspect, "" cold, per op): a
+    suspect fed by a cold node fed by a targeted node (distance 2), or through two cold nodes
+    (distance 3); any input of a node counts as "fed by"."""
+    n_in = spec.n_inputs
+
+    def producers(k: int) -> list[int]:
+        return [vid - n_in for vid in spec.ops[k].inputs if vid >= n_in]
+
+    found = set()
+    for k, t in enumerate(tag):
+        if t != "S":
+            continue
+        for c1 in (j for j in producers(k) if tag[j] == ""):
+            if any(tag[j] == "T" for j in producers(c1)):
+                found.add(DrawKind.TARGETED_TO_SUSPECT_2)
+            if any(tag[c2] == "" and any(tag[j] == "T" for j in producers(c2)) for c2 in producers(c1)):
+                found.add(DrawKind.TARGETED_TO_SUSPECT_3)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)
@@ -278,8 +306,11 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if (routes or skip_forms) and miss and for_skip and DrawKind.SUSPECT_IN_SKIP in AIMED:
         skip_aimed.append((_suspects_in_skip(aim, max_ops, skip_forms), 1))
     if routes and hit and for_copy and max_ops >= 2:
-        # a suspect fed by a targeted node (weighed double): what fastpass copies after a re-dispatch
-        weights = {DrawKind.TARGETED_TO_SUSPECT: 2, DrawKind.SUSPECT_TO_TARGETED: 1, DrawKind.SUSPECT_BESIDE_TARGETED: 1}
+        # a suspect downstream of a targeted node, fed by it (weighed double: what fastpass copies
+        # after a re-dispatch) or two or three producers after it through cold nodes
+        downstream = _downstream(aim, max_ops, ops)
+        copy_aimed += [downstream] if downstream is not None else []
+        weights = {DrawKind.SUSPECT_TO_TARGETED: 1, DrawKind.SUSPECT_BESIDE_TARGETED: 1}
         copy_aimed += [(_linked(aim, kind, max_ops, ops), weight) for kind, weight in weights.items() if kind in AIMED]
     if routes and for_copy:  # neighbours: the suspects among the targeted ops, in any order
         copy_aimed.append((st.sampled_from(sorted(routes)).flatmap(
@@ -343,6 +374,48 @@ def _linked(aim: Aim, kind: DrawKind, max_ops: int, ops: list[str] | None):
         return graphs_linked(hit, route, Link.BESIDE, ops=ops, max_ops=max_ops)
 
     return st.sampled_from(sorted(aim.routes)).flatmap(draw)
+
+
+# distance from the targeted node -> (its kind, its weight among the downstream graphs); the
+# neighbour (distance 1) weighs double, as before the chains were drawn
+_DOWNSTREAM = {1: (DrawKind.TARGETED_TO_SUSPECT, 2), 2: (DrawKind.TARGETED_TO_SUSPECT_2, 1),
+               3: (DrawKind.TARGETED_TO_SUSPECT_3, 1)}
+
+
+def _downstream(aim: Aim, max_ops: int, ops: list[str] | None) -> tuple[object, int] | None:
+    """(strategy, weight): copy graphs with a node of one suspect (an equal share each) at a
+    distance drawn from `_DOWNSTREAM` (each kind in AIMED that fits in `max_ops`) after a
+    targeted node: fed by it (`graphs_linked`), or through one or two cold ops, neither targeted
+    nor suspect, each fed by the one before (`generators.random.graphs_chained`).
+
+    Why chains: fastpass re-dispatches the targeted node and then copies every node after it
+    whose inputs are metadata-identical, so a rewrite the pass makes a few producers further
+    down is skipped just like its neighbour's (issue 43: targeted -> cold -> rewritten). Why the
+    distance is drawn inside one strategy rather than as branches of their own: Hypothesis's
+    generation mutates what it drew, and a short search that settled on one branch early drew
+    no chain at all (0 of 60 with seed 0); an integer inside a graph's draw is mutated too."""
+    from hypothesis import strategies as st
+
+    from generators.random import Link, graphs_chained, graphs_linked
+
+    hit, suspects = list(aim.hit), aim.suspect_ops
+    cold = [op for op in aim.miss if op not in suspects]
+    table = [hops for hops, (kind, weight) in _DOWNSTREAM.items() for _ in range(weight)
+             if kind in AIMED and max_ops >= hops + 1 and (hops == 1 or cold)]
+    if not table:
+        return None
+
+    def draw(pair: tuple[int, str]):
+        hops, name = pair
+        route = list(aim.routes[name])
+        if hops == 1:
+            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops)
+        return graphs_chained(hit, cold, route, hops, ops=ops, max_ops=max_ops)
+
+    # the group weighs what the neighbour alone did (2), one more with chains: the other relations
+    # keep most of their share
+    weight = 2 + any(hops > 1 for hops in table)
+    return st.tuples(st.sampled_from(table), st.sampled_from(sorted(aim.routes))).flatmap(draw), weight
 
 
 def _behind_cold(core: list[str], cold: list[str], min_ops: int, max_ops: int, max_extra: int):

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator
 # The names of ops and what an annotation claims are fastpass's own (its proof ledger digests the
 # claims the same way): one definition, used here for the gate's changed-since and everywhere else.
 from fastpass.annotations import claimed_ops, op_name
+from verify.gate.aim import ops_reached
 
 _log = logging.getLogger(__name__)
 _LOADED_FILES: dict[str, Any] = {}
@@ -442,8 +443,10 @@ def ops_named_by(cls: type) -> frozenset[str]:
     """Op names (`aten.mean.dim`) that `cls`'s code names: the source of the class and of each
     ExportPass base (`exir_ops.edge.NS.OP.OVERLOAD`, `torch.ops.NS.OP.OVERLOAD`), the op objects
     its methods and class attributes reach by name (a module constant `NEG = ...edge.aten.neg`,
-    a table of ops), and the same for the functions and classes its methods call by name,
-    wherever they live (a helper in another module), a few calls deep.
+    a table of ops), the attribute chains and literal `getattr`s its source evaluates to against
+    its module's globals (`verify.gate.aim.ops_reached`: `A = exir_ops.edge.aten` ... `A.neg.default`,
+    imports under another name), and the same for the functions and classes its methods call by
+    name, wherever they live (a helper in another module), a few calls deep.
 
     Why: the gate biases graphs toward a pass's *annotated* ops, so an annotation that misses an
     op the pass really rewrites would never meet that op, and a copy-sound claim would look
@@ -471,6 +474,7 @@ def ops_named_by(cls: type) -> frozenset[str]:
             except (OSError, TypeError, KeyError):
                 continue
             names |= {".".join(m) for m in _NAMED_OP.findall(source)}
+            names |= ops_reached(_syntax_tree(source), vars(sys.modules[klass.__module__]))
     return frozenset(names)
 
 
@@ -483,9 +487,10 @@ def _names_in_class(klass: type, names: set[str], seen: set[int], depth: int) ->
         source = inspect.getsource(klass)
     except (OSError, TypeError):
         source = None
+    module_globals = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
     if source is not None:
         names |= {".".join(m) for m in _NAMED_OP.findall(source)}
-    module_globals = vars(sys.modules[klass.__module__]) if klass.__module__ in sys.modules else {}
+        names |= ops_reached(_syntax_tree(source), module_globals)  # aliases, getattr by name
     for value in vars(klass).values():
         value = getattr(value, "__func__", value)  # staticmethod / classmethod
         if isinstance(value, property):
@@ -504,12 +509,14 @@ def _names_in_function(fn: Any, names: set[str], seen: set[int], depth: int) -> 
     if code is None or id(code) in seen:
         return
     seen.add(id(code))
+    module_globals = getattr(fn, "__globals__", {})
     if depth > 0:  # a helper: its own source (the pass's class source was read already)
         try:
-            names |= {".".join(m) for m in _NAMED_OP.findall(inspect.getsource(fn))}
+            source = inspect.getsource(fn)
+            names |= {".".join(m) for m in _NAMED_OP.findall(source)} | ops_reached(_syntax_tree(source),
+                                                                                    module_globals)
         except (OSError, TypeError):
             pass
-    module_globals = getattr(fn, "__globals__", {})
     stack, referenced = [code], []
     while stack:
         c = stack.pop()

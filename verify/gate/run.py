@@ -228,7 +228,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             if o.vacuous and "vacuous_reason" not in counts:
                 counts["vacuous_reason"] = o.vacuous[:200]
             evidence.add(o.invocations, o.skipped, o.copied, o.identical, untargeted_ops(o, cls, o.copied),
-                         o.upstream_skipped, ran=o.ran, dispatched=o.dispatched)
+                         o.upstream_skipped, ran=o.ran, dispatched=o.dispatched, graph=spec)
             if checkpoint is not None:  # v.examples counts a feature's search once it ends: add this one's
                 checkpoint(replace(v, examples=v.examples + counts["examples"]))
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
@@ -251,7 +251,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             v.seconds = time.perf_counter() - start
             return v
         v.examples += counts["examples"]
-        v.modes[mode] = dict(counts, diverged=spec is not None)
+        v.modes[mode] = dict(counts, distinct=evidence.distinct, diverged=spec is not None)  # distinct: evidence.py
         if spec is not None:
             verdict = GateVerdict.unsound(feature)
             path = write_reproducer(out, v, verdict, mode, spec, outcome, v.how, stage)
@@ -413,7 +413,7 @@ class _Registry:
             copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
             for feature, evidence in v.evidence.items():
                 evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped,
-                             ran=c.ran, dispatched=c.dispatched)
+                             ran=c.ran, dispatched=c.dispatched, graph=spec)
 
     def copy_starved(self, qn: str) -> bool:
         """Short of copy evidence because fastpass's skip took every call of the pass that ran so

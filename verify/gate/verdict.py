@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from verify.gate.evidence import structural_key
 from verify.report.verdict import Feature, GateVerdict
 
 DEFAULT_MIN_EVIDENCE = 5
@@ -41,7 +42,10 @@ class Evidence:
     """What fastpass did in one pass with one feature on, summed over a gate run's examples.
 
     `examples_with_action` counts examples with identical results in which fastpass acted in
-    the pass (skipped a call of it / copied nodes inside it): the number `sound` rests on.
+    the pass (skipped a call of it / copied nodes inside it): the number `sound` rests on. Only
+    distinct graphs count (`verify.gate.evidence.structural_key`): a graph drawn again is checked
+    and summed into the other counts, but acting on it again proves nothing new; `distinct` is
+    the number of distinct graphs among the `examples`, so evidence never exceeds it.
     `ops_maybe_copied` maps an op to the examples in which it was in the pass's input graph,
     not targeted, while fastpass copied nodes there: fastpass.stats() counts copied nodes per
     pass call, not per op, so this is the set the copied nodes were drawn from (an upper bound
@@ -63,12 +67,24 @@ class Evidence:
     ops_maybe_copied: dict[str, int] = field(default_factory=dict)
     calls_ran: int = 0  # calls in which the pass ran with fastpass on (fastpass.stats(): `ran`)
     nodes_dispatched: int = 0  # nodes its own retraces dispatched the stock way (fastpass.stats(): `dispatched`)
+    distinct: int = 0  # distinct graphs (structural keys) among `examples`
+    # the structural keys seen, and those fastpass acted on with identical results, in this search
+    # (not in the JSON: a worker hands over the counts; stages' graphs are different lowerings)
+    _seen: set[str] = field(default_factory=set, repr=False, compare=False)
+    _acted: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def add(self, invocations: int, skipped: int, copied: int, identical: bool,
             ops: set[str] | frozenset = frozenset(), upstream_skipped: int = 0, ran: int = 0,
-            dispatched: int = 0) -> None:
-        """One example's counts for this pass (`ran`: its calls that ran; `dispatched`: nodes)."""
+            dispatched: int = 0, graph: Any = None) -> None:
+        """One example's counts for this pass (`ran`: its calls that ran; `dispatched`: nodes).
+        `graph`: the GraphSpec drawn; one whose structure (verify.gate.evidence.structural_key)
+        already gave evidence gives none again. Without it each example counts as distinct."""
+        key = None if graph is None else structural_key(graph)
         self.examples += 1
+        if key is None or key not in self._seen:
+            self.distinct += 1
+        if key is not None:
+            self._seen.add(key)
         self.examples_invoked += bool(invocations)
         self.invocations += invocations
         self.upstream_skipped += upstream_skipped
@@ -77,8 +93,10 @@ class Evidence:
         self.calls_ran += ran
         self.nodes_dispatched += dispatched
         acted = skipped if self.feature is Feature.SKIP else copied
-        if acted and identical:
+        if acted and identical and (key is None or key not in self._acted):
             self.examples_with_action += 1
+            if key is not None:
+                self._acted.add(key)
         if copied and identical:
             for op in ops:
                 self.ops_maybe_copied[op] = self.ops_maybe_copied.get(op, 0) + 1
@@ -114,6 +132,7 @@ class Evidence:
         if other.feature is not self.feature:
             raise ValueError(f"cannot add {other.feature.value} evidence to {self.feature.value} evidence")
         self.examples += other.examples
+        self.distinct += other.distinct
         self.examples_invoked += other.examples_invoked
         self.invocations += other.invocations
         self.upstream_skipped += other.upstream_skipped
@@ -126,7 +145,8 @@ class Evidence:
             self.ops_maybe_copied[op] = self.ops_maybe_copied.get(op, 0) + n
 
     def to_json(self) -> dict:
-        return {"feature": self.feature.value, "examples": self.examples, "examples_invoked": self.examples_invoked,
+        return {"feature": self.feature.value, "examples": self.examples, "distinct": self.distinct,
+                "examples_invoked": self.examples_invoked,
                 "invocations": self.invocations, "upstream_skipped": self.upstream_skipped,
                 "examples_with_action": self.examples_with_action,
                 "skipped_calls": self.skipped_calls, "copied_nodes": self.copied_nodes,
@@ -137,8 +157,10 @@ class Evidence:
     @classmethod
     def from_json(cls, data: dict) -> "Evidence":
         """The inverse of to_json (a gate worker's evidence back in the parent). JSON written
-        before `calls_ran`/`nodes_dispatched` existed loads with them 0."""
-        return cls(Feature(data["feature"]), examples=data["examples"], examples_invoked=data["examples_invoked"],
+        before `calls_ran`/`nodes_dispatched` existed loads with them 0, and before `distinct`
+        with every example taken for distinct (what that gate counted)."""
+        return cls(Feature(data["feature"]), examples=data["examples"], distinct=data.get("distinct", data["examples"]),
+                   examples_invoked=data["examples_invoked"],
                    invocations=data["invocations"], upstream_skipped=data["upstream_skipped"],
                    examples_with_action=data["examples_with_action"], skipped_calls=data["skipped_calls"],
                    copied_nodes=data["copied_nodes"], ops_maybe_copied=dict(data["ops_maybe_copied"]),
@@ -257,7 +279,9 @@ class PassVerdict:
                 upstream = (f", {e.upstream_skipped} of its {e.invocations} calls skipped by upstream's "
                             f"should_run_pass" if e.upstream_skipped else "")
                 why = e.why_nothing_copied()
-                missing.append(f"{feature.value}: {e.examples_with_action} of {e.examples} examples {e.action} "
+                repeats = f" ({e.distinct} distinct graphs)" if 0 < e.distinct < e.examples else ""
+                missing.append(f"{feature.value}: {e.examples_with_action} of {e.examples} examples{repeats} "
+                               f"{e.action} "
                                f"(pass invoked in {e.examples_invoked}{upstream}; {min_evidence} needed)"
                                + (f": {why}" if why else ""))
         notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]

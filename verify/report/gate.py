@@ -50,9 +50,11 @@ def count(verdicts: Sequence[PassRow]) -> dict[GateVerdict, int]:
 
 
 def _evidence_cell(v: PassRow, min_evidence: int) -> str:
-    """`skip 5/5 copy 2/5`: examples with evidence per claimed feature, of the K needed."""
-    parts = [f"{f.value} {v.evidence[f].examples_with_action}/{min_evidence}"
-             for f in (Feature.SKIP, Feature.COPY) if f in v.evidence]
+    """`skip 5/5 (30/30) copy 2/5 (21/30)`: examples with evidence per claimed feature, of the K
+    needed, then its distinct graphs of its examples (only distinct graphs count as evidence:
+    verify.gate.evidence)."""
+    parts = [f"{f.value} {e.examples_with_action}/{min_evidence} ({getattr(e, 'distinct', e.examples)}/{e.examples})"
+             for f in (Feature.SKIP, Feature.COPY) if (e := v.evidence.get(f)) is not None]
     return " ".join(parts) or "-"
 
 
@@ -130,6 +132,7 @@ def junit_properties(v: PassRow, min_evidence: int) -> dict[str, object]:
     for f, e in v.evidence.items():
         values[f"{f.value}.examples_with_evidence"] = e.examples_with_action
         values[f"{f.value}.examples_invoked"] = e.examples_invoked
+        values[f"{f.value}.distinct"] = getattr(e, "distinct", e.examples)
         if f is Feature.COPY:
             values["copy.distinct_ops_maybe_copied"] = len(e.ops_maybe_copied)
             values["copy.calls_ran"] = e.calls_ran

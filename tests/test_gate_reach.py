@@ -1,0 +1,222 @@
+"""Issue 43, what "sound" covers: distinct evidence, an aim at what a pass's code reaches, chains.
+
+* distinct evidence: a graph drawn again (the same structure: ops, edges, params, shapes) is
+  checked, but is no new evidence (`verify.gate.evidence`, `verdict.Evidence.add`); per mode the
+  JSON has `examples` and `distinct`, and `examples_with_action` never exceeds `distinct`;
+* aim through aliases and literal getattr (`verify.gate.aim`): AliasNamedPass and
+  GetattrNamedPass (tests/passes/reach_passes.py) name the op they rewrite only as `A.tanh.default`
+  / `getattr(A, "sin")`; their aim was empty and the default search called them sound;
+* chains (`graphs.DrawKind.TARGETED_TO_SUSPECT_2/_3`, `generators.random.graphs_chained`):
+  TwoHopPass rewrites a cos two producers after a tanh, through a cold node.
+
+Each toy pass is gated as `verify gate --pass F:C --examples 60` runs it (edge-fp, direct, <= 4
+ops, 60 examples per feature; seeded, short shrinking), and again with its mechanism removed,
+where it is no longer found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+from generators.random import graphs_chained, interpret
+from verify.gate import check
+from verify.gate import graphs as gg
+from verify.gate import passes as gp
+from verify.gate import run
+from verify.gate.evidence import structural_key
+from verify.gate.graphs import Aim, DrawKind
+from verify.gate.verdict import Evidence
+from verify.report.verdict import Feature, GateVerdict
+
+ROOT = Path(__file__).resolve().parents[1]
+PASSES = "tests/passes/reach_passes.py"
+CI_EXAMPLES = 60  # CI's `--examples 60`
+CHAINS = frozenset({DrawKind.TARGETED_TO_SUSPECT_2, DrawKind.TARGETED_TO_SUSPECT_3})
+
+
+@pytest.fixture(autouse=True)
+def no_local_constants(monkeypatch):
+    """As tests/test_gate_aim.py: Hypothesis's pool of constants from loaded local modules moves
+    the draws with whatever else this process imported; empty, a search is a function of the
+    strategy and the seed alone."""
+    from hypothesis.internal.conjecture import providers
+
+    empty = providers.Constants(integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
+                                bytes=providers.SortedSet(), strings=providers.SortedSet())
+    monkeypatch.setattr(providers, "_get_local_constants", lambda: empty)
+    monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))
+
+
+def toy(name: str) -> type:
+    cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
+    gp.ensure_annotation(cls)
+    return cls
+
+
+def gate_ci(cls: type, name: str, out: Path):
+    """The gate on one toy pass with CI's defaults (`--pass F:C --examples 60`), seeded."""
+    return run.gate_pass(cls, f"{PASSES}:{name}", CI_EXAMPLES, "edge-fp", out, seed=0, how="direct", max_ops=4,
+                         shrink_seconds=10)
+
+
+def without_reach(monkeypatch) -> None:
+    """The aim as before issue 43: only the op names spelled out in the source are read."""
+    monkeypatch.setattr(gp, "ops_reached", lambda tree, module_globals: set())
+    gp.ops_named_by.cache_clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# distinct evidence
+
+X = [(1, 2, 4, 4)]
+
+
+def test_the_structural_key_ignores_the_seed_and_nothing_else():
+    base = interpret(X, [("relu", 0, 0), ("abs", 0, 0)], seed=1)
+    assert structural_key(base) == structural_key(interpret(X, [("relu", 0, 0), ("abs", 0, 0)], seed=2))
+    others = [interpret(X, [("relu", 0, 0), ("neg", 0, 0)]),  # an op
+              interpret([(1, 2, 4, 6)], [("relu", 0, 0), ("abs", 0, 0)]),  # a shape
+              interpret(X, [("relu", 0, 0), ("abs", 1, 0)]),  # an edge: abs(x0), not abs(relu)
+              interpret(X, [("gelu", 0, 0), ("abs", 0, 0)])]
+    keys = {structural_key(spec) for spec in others} | {structural_key(base)}
+    assert len(keys) == len(others) + 1
+    # params: gelu's `approximate`, "none" or "tanh"
+    assert structural_key(interpret(X, [("gelu", 0, 0)])) != structural_key(interpret(X, [("gelu", 0, 1)]))
+
+
+def test_a_repeated_graph_is_checked_but_is_no_new_evidence():
+    a, b = interpret(X, [("relu", 0, 0)], seed=1), interpret(X, [("relu", 0, 0), ("abs", 0, 0)])
+    e = Evidence(Feature.COPY)
+    for spec in (a, a, interpret(X, [("relu", 0, 0)], seed=9), b):
+        e.add(1, 0, 2, True, graph=spec)
+    assert (e.examples, e.distinct, e.examples_with_action, e.copied_nodes) == (4, 2, 2, 8)
+    assert e.to_json()["distinct"] == 2 and Evidence.from_json(e.to_json()).distinct == 2
+    # a graph that gave no evidence the first time (it diverged elsewhere, or fastpass did not
+    # act) may give it when drawn again: only evidence already given is not counted twice
+    e = Evidence(Feature.COPY)
+    e.add(1, 0, 0, True, graph=a)
+    e.add(1, 0, 2, True, graph=a)
+    assert (e.examples, e.distinct, e.examples_with_action) == (2, 1, 1)
+
+
+def test_the_gate_counts_distinct_graphs_as_evidence(tmp_path, monkeypatch):
+    """A search that draws the same graph again (here: two seeds of one structure, and one other
+    graph) records `examples` and `distinct` per mode, and its evidence counts distinct graphs
+    only: with K = 2 it is unexercised, though fastpass copied nodes in all three examples."""
+    same = [interpret(X, [("relu", 0, 0), ("tanh", 0, 0)], seed=s) for s in (1, 2)]
+    other = interpret(X, [("relu", 0, 0), ("abs", 0, 0)])
+    strategy = st.sampled_from([*same, other])
+    monkeypatch.setattr(run, "strategy_for", lambda *args, **kwargs: strategy)
+    acted = check.Outcome(False, copied=2, invocations=1, ran=1, dispatched=3,
+                          input_ops=frozenset({"aten.relu.default", "aten.tanh.default"}))
+    monkeypatch.setattr(check, "example", lambda *args, **kwargs: acted)
+    cls = toy("AliasNamedPass")
+    v = run.gate_pass(cls, f"{PASSES}:AliasNamedPass", 10, "edge-fp", tmp_path, seed=0, how="direct", min_evidence=3)
+    mode, evidence = v.to_json()["modes"]["copy"], v.to_json()["evidence"]["copy"]
+    assert (mode["examples"], mode["distinct"]) == (3, 2), mode
+    assert (evidence["examples"], evidence["distinct"], evidence["examples_with_action"]) == (3, 2, 2), evidence
+    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert "copy: 2 of 3 examples (2 distinct graphs) copied nodes" in v.reason
+    from verify.report.gate import table
+
+    assert "copy 2/3 (2/3)" in table([v], 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# the aim reads what the code reaches
+
+
+@pytest.mark.parametrize("name, op, vocab", [("AliasNamedPass", "aten.tanh.default", "tanh"),
+                                             ("GetattrNamedPass", "aten.sin.default", "sin")])
+def test_an_op_named_through_an_alias_or_getattr_is_aimed_at(tmp_path, monkeypatch, name, op, vocab):
+    """The rewritten op is a suspect only through `verify.gate.aim` (`A.tanh.default`,
+    `getattr(A, "sin")`): found with CI's defaults and shrunk to relu -> it; without the
+    resolution no graph is aimed at it and the default search calls the pass sound."""
+    cls = toy(name)
+    assert op in gp.ops_named_by(cls)
+    v = gate_ci(cls, name, tmp_path / "aimed")
+    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.modes["copy"]["examples"] <= CI_EXAMPLES and v.reproducers
+    assert f"{vocab}(v0)" in v.modes["copy"]["graph"] and len(v.modes["copy"]["graph"].splitlines()) <= 6
+
+    without_reach(monkeypatch)
+    try:
+        assert op not in gp.ops_named_by(cls)
+        v = gate_ci(cls, name, tmp_path / "blind")
+        assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+        assert v.modes["copy"]["examples"] == CI_EXAMPLES
+    finally:
+        gp.ops_named_by.cache_clear()
+
+
+def test_aliases_imports_and_literal_getattr_are_evaluated_against_the_module():
+    import ast
+
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    from verify.gate.aim import ops_reached
+
+    source = '''
+def f(op):
+    for name in ("neg", "abs"):
+        if op == getattr(A, name).default:
+            return E.edge.aten.exp.default, T.sigmoid.default, getattr(A, "cos").default, NAMES
+    key = "sin"
+    return getattr(A, key).default, self.whatever.default, unknown.relu.default
+'''
+    import torch
+
+    globals_ = {"A": exir_ops.edge.aten, "E": exir_ops, "T": torch.ops.aten, "NAMES": ("tanh",)}
+    assert ops_reached(ast.parse(source), globals_) == {
+        "aten.neg.default", "aten.abs.default", "aten.exp.default", "aten.sigmoid.default", "aten.cos.default",
+        "aten.sin.default"}
+    assert ops_reached(None, globals_) == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# chains
+
+
+def test_chain_kinds_are_read_off_the_graph_structure():
+    aim = Aim.of(["aten.tanh.default"], {"aten.cos.default"})
+    assert aim.kinds(interpret(X, [("tanh", 0, 0), ("abs", 0, 0), ("cos", 0, 0)])) == {DrawKind.TARGETED_TO_SUSPECT_2}
+    assert aim.kinds(interpret(X, [("tanh", 0, 0), ("abs", 0, 0), ("neg", 0, 0), ("cos", 0, 0)])) == {
+        DrawKind.TARGETED_TO_SUSPECT_3}
+    # through a targeted node it is no chain of cold nodes: tanh -> tanh -> cos is a neighbour
+    assert aim.kinds(interpret(X, [("tanh", 0, 0), ("tanh", 0, 0), ("cos", 0, 0)])) == {DrawKind.TARGETED_TO_SUSPECT}
+
+
+@pytest.mark.parametrize("hops, kind", [(2, DrawKind.TARGETED_TO_SUSPECT_2), (3, DrawKind.TARGETED_TO_SUSPECT_3)])
+def test_graphs_chained_draws_the_chain_it_is_asked_for(hops, kind):
+    aim = Aim.of(["aten.tanh.default"], {"aten.cos.default"})
+    cold = [op for op in aim.miss if op not in aim.suspect_ops]
+    kinds = []
+
+    @seed(3)
+    @settings(max_examples=30, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(graphs_chained(["tanh"], cold, ["cos"], hops, max_ops=4))
+    def draw(spec):
+        kinds.append(kind in aim.kinds(spec))
+
+    draw()
+    assert sum(kinds) >= len(kinds) * 2 // 3, kinds  # a cold op that cannot take the value breaks a few
+
+
+def test_a_rewrite_two_producers_after_a_targeted_node_is_found(tmp_path, monkeypatch):
+    """TwoHopPass rewrites a cos fed by a cold node fed by a tanh: found with CI's defaults and
+    shrunk to tanh -> cold -> cos. Without the chain kinds the suspect is drawn fed by, feeding
+    and beside a tanh, never two producers after it: the default search calls the pass sound."""
+    cls = toy("TwoHopPass")
+    v = gate_ci(cls, "TwoHopPass", tmp_path / "aimed")
+    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    graph = v.modes["copy"]["graph"]
+    assert "tanh(x0)" in graph and "cos(v1)" in graph and len(graph.splitlines()) == 6, graph
+
+    monkeypatch.setattr(gg, "AIMED", gg.AIMED - CHAINS)
+    v = gate_ci(cls, "TwoHopPass", tmp_path / "blind")
+    assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+    assert not any(v.modes["copy"]["drawn"][kind.value] for kind in CHAINS), v.modes["copy"]["drawn"]
