@@ -130,7 +130,7 @@ def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproduc
         assert "depends on what ran before" in record.describe()
         assert record.to_json()["fresh_recheck"]["reproduced"] is False
         # The saved input replays the divergence while the fault is there ...
-        assert crosscheck_main(["replay", str(record.reproducer.path), "--trust"]) == 1
+        assert crosscheck_main(["replay", str(record.reproducer.path), "--trust", "--out", str(tmp_path / "again")]) == 1
         # ... and strict mode raises at the call.
         with crosscheck(strict=True, reproducer_dir=tmp_path, fresh_recheck=False), \
                 pytest.raises(CrosscheckDivergence) as raised:

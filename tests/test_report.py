@@ -95,7 +95,8 @@ def test_replay_command_refuses_bad_input_with_exit_2(tmp_path, capsys):
 
 def replay_in_process(path: Path, capsys) -> tuple[int, str]:
     capsys.readouterr()
-    code = verify_main(["replay", str(path), "--any-hash-seed", "--trust"])  # our own reproducers: trusted
+    code = verify_main(["replay", str(path), "--any-hash-seed", "--trust",  # our own reproducers: trusted
+                        "--out", str(path.parent / "replay-out")])
     return code, capsys.readouterr().out
 
 

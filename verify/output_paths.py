@@ -99,6 +99,12 @@ def _check_folder(folder: Path, option: str, path: Path) -> None:
         raise UsageError(f"{option} {path}: cannot write in {folder} ({exc.strerror or exc})") from None
 
 
+def run_dir_name(base: Path = Path("verify-out")) -> Path:
+    """A run folder's name as `new_run_dir` makes them, not made: for a command that writes there
+    only when it finds something (a replay), and should leave no empty folder otherwise."""
+    return base / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{secrets.token_hex(2)}"
+
+
 def new_run_dir(base: Path = Path("verify-out")) -> Path:
     """A run folder no other run shares (run, peer): time to the second, pid, a random suffix;
     created exclusively, so two runs started in the same second (once sharing one) never collide."""

@@ -58,7 +58,3 @@ def reset() -> None:
             logger.removeHandler(handler)
         logger.setLevel(logging.NOTSET)
 
-
-def level_in_effect() -> int:
-    """The level `configure` set (what a worker is told to log at), or the root logger's if none."""
-    return logging.getLogger("verify").getEffectiveLevel()

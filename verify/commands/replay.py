@@ -16,19 +16,33 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verify.report.reproducer import ReproducerError
+from verify.output_paths import check_output_folder, run_dir_name
+from verify.report.reproducer import Producer, ReproducerError
 from verify.run.replay import authorize, read, replay
 from verify.usage import UsageError
 
+DEFAULT_OUT = Path("verify-out/replay")
+
 
 def add_parser(sub) -> None:
-    parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent")
-    parser.add_argument("file", type=Path, metavar="REPRODUCER")
+    parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent",
+                            description="Replay a saved reproducer (fuzz, gate or crosscheck) under the hash seed it "
+                                        "was saved under, and say what it finds.",
+                            epilog="prints (last line) and exit status: identical (0); divergent: first divergent "
+                                   "pass P (1); nondeterministic: ... (1, stock differs from itself); unchecked (1, "
+                                   "not compared: the reason above); error (1, the replay failed: details above); "
+                                   "2 for bad usage, a file that is not a reproducer or a malformed one, or one that "
+                                   "names code to run without --trust (nothing run)")
+    parser.add_argument("file", type=Path, metavar="REPRODUCER",
+                        help="a reproducer file a fuzz campaign, the gate or crosscheck saved")
     parser.add_argument("--trust", action="store_true",
                         help="run the code a gate or crosscheck reproducer names (a pass it imports, a pickle); "
                              "without it such a file is refused, after saying what it would run")
     parser.add_argument("--any-hash-seed", action="store_true",
                         help="replay under this process's hash seed, not the one the reproducer was saved under")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="where the replay writes (a crosscheck call that diverges again is saved there as a "
+                             f"reproducer); default {DEFAULT_OUT}/<time>-<pid>-<random>, never beside REPRODUCER")
     parser.set_defaults(handler=cmd_replay)
 
 
@@ -38,12 +52,14 @@ def cmd_replay(args) -> int:
         execution = authorize(saved, args.trust)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
+    if args.out is not None:
+        check_output_folder(args.out, "--out")
     manifest = saved.manifest
     seed = manifest.hash_seed
     if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:
         # The divergence was found under this seed: replay it there (string hashing orders sets).
         command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
-                   *(["--trust"] if args.trust else [])]
+                   *(["--trust"] if args.trust else []), *(["--out", str(args.out)] if args.out else [])]
         return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
     for line in execution.what:
         print(f"replay: {line}", file=sys.stderr)
@@ -51,8 +67,13 @@ def cmd_replay(args) -> int:
     print(f"replaying {manifest.producer} reproducer{what} ({manifest.target or 'no target'}, features "
           f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
           f"{manifest.first_divergent_pass or 'not located'})", flush=True)
+    out = args.out
+    if out is None and manifest.producer is Producer.CROSSCHECK:  # the one replay that writes: a folder of its own
+        out = run_dir_name(DEFAULT_OUT)  # made when something is written there
+    if out is not None:
+        print(f"replay: writes under {out}", file=sys.stderr)
     try:
-        replayed = replay(saved)
+        replayed = replay(saved, out)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
     for line in replayed.details[:12]:

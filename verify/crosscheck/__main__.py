@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     replay_parser.add_argument("--reference-sets", type=int, default=1)
     replay_parser.add_argument("--trust", action="store_true",
                                help="unpickle the file (a pickle runs the code it names); required")
+    replay_parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                               help="where a call that diverges again is saved (default: a new folder under "
+                                    "verify-out/replay, never beside FILE)")
     replay_parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     from verify import verbosity
@@ -39,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
         for line in authorize(saved, args.trust).what:  # refuses (exit 2) before unpickling unless trusted
             print(f"replay: {line}", file=sys.stderr)
         features = tuple(f for f in args.features.split(",") if f) if args.features is not None else None
-        replayed = replay(saved, features, args.reference_sets)
+        from verify.output_paths import check_output_folder, run_dir_name
+
+        if args.out is not None:
+            check_output_folder(args.out, "--out")
+        replayed = replay(saved, features, args.reference_sets, out=args.out or run_dir_name(Path("verify-out/replay")))
     except (UsageError, ReproducerError) as exc:
         print(f"verify.crosscheck replay: {exc}", file=sys.stderr)
         return 2

@@ -208,16 +208,19 @@ def load_call(saved: Reproducer) -> SavedCall:
     return SavedCall(EntryPoint(payload["entry_point"]), payload["context"], payload["tosa_spec"], args, kwargs)
 
 
-def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference_sets: int = 1) -> Replayed:
+def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference_sets: int = 1,
+           out: Path | None = None) -> Replayed:
     """Make the saved call again under crosscheck (stock, then fastpass with `features`, default:
-    the ones it was saved under) and report what the crosscheck records say."""
+    the ones it was saved under) and report what the crosscheck records say. A call that diverges
+    again is saved as a reproducer in `out` (default: `replayed/` beside the input, for the
+    harness's own fresh rechecks of the reproducers it just saved; the commands pass their own)."""
     from verify.crosscheck import crosscheck
 
     call = load_call(saved)
     features = saved.manifest.features if features is None else features
     print(f"replaying {call.entry_point.value} from {call.context or saved.path}")
     with crosscheck(features=features, reference_sets=reference_sets,
-                    reproducer_dir=saved.path.parent / "replayed", fresh_recheck=False,
+                    reproducer_dir=saved.path.parent / "replayed" if out is None else out, fresh_recheck=False,
                     trust=saved.manifest.settings.get("trust", "proven")) as session:
         session.context = f"replay of {saved.path.name}"
         with call.lowering_context():
@@ -236,6 +239,9 @@ def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference
     if divergent:
         first = divergent[0].first_divergence
         return Replayed(Verdict.DIVERGENT, first.label if first else None)
+    unchecked = [r for r in session.records if r.verdict is Verdict.UNCHECKED]
+    if unchecked:  # not compared: never taken for identical
+        return Replayed(Verdict.UNCHECKED, details=(unchecked[0].unchecked_reason or "not compared",))
     unstable = [r for r in session.records if r.stock_nondeterministic]
     if unstable:
         first, recheck = unstable[0].first_divergence, unstable[0].order_recheck

@@ -128,8 +128,9 @@ def authorize(saved: Reproducer, trust: bool) -> Execution:
     return execution
 
 
-def replay(saved: Reproducer) -> Replayed:
-    """Replay `saved` in this process with its producer's replay (after `authorize`)."""
+def replay(saved: Reproducer, out: Path | None = None) -> Replayed:
+    """Replay `saved` in this process with its producer's replay (after `authorize`); what the
+    replay saves (a crosscheck call that diverges again) goes to `out`."""
     producer = saved.manifest.producer
     if producer is Producer.FUZZ:
         from verify.fuzz.search import replay as replay_graph
@@ -145,7 +146,7 @@ def replay(saved: Reproducer) -> Replayed:
             raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
     from verify.crosscheck.reproducer import replay as replay_call
 
-    return replay_call(saved)
+    return replay_call(saved, out=out)
 
 
 def read(path: Path) -> Reproducer:
