@@ -109,3 +109,8 @@ def test_fastpass_run_help_lists_the_feature_names():
     import fastpass
 
     assert done.returncode == 0 and all(name in done.stdout for name in fastpass.FEATURES), done.stdout
+
+
+def test_crosscheck_without_a_script_names_the_script_alone(tmp_path):
+    line = refused(verify("crosscheck", cwd=tmp_path), "verify crosscheck: ", "no SCRIPT given")
+    assert "args" not in line.replace("[ARGS]", ""), line

@@ -8,6 +8,9 @@
     python -m verify gate [options]       prove targeted_ops annotations skip- and copy-sound
     python -m verify infer module:Class   propose a pass's minimal copy-sound targeted_ops
     python -m verify replay REPRODUCER    replay a saved reproducer (fuzz, gate, crosscheck)
+    python -m verify fuzz [options]       a fuzz campaign: random graphs, both modes compared; pass coverage
+    python -m verify peer [SUITES]        executorch's own Arm tests stock, with fastpass, crosschecked
+    python -m verify crosscheck SCRIPT    run a lowering script with every lowering it makes crosschecked
 
 Exit status (run, report, bench):
     0    every case `identical` (and every null check ran); bench: output identical in every pair
@@ -28,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
+from verify import verbosity
 from verify.usage import UsageError
 
 
@@ -36,6 +41,25 @@ def main(argv: list[str] | None = None) -> int:
     """Register every command (each module's `add_parser`), parse, run the one asked for (on a Ray
     cluster when one is asked for), and turn a UsageError into one line on stderr and exit 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser, sub = build_parser()
+    if not argv:  # the default job
+        argv = ["run"]
+    args = parser.parse_args(argv)
+    verbosity.configure(verbosity.level(args))
+    from verify.cluster import on_cluster
+
+    try:
+        with on_cluster(args):  # no --cluster (nor RAY_ADDRESS): this machine, as before
+            return args.handler(args)
+    except UsageError as exc:
+        prog = "verify" if args.command in ("run", "report") else f"verify {args.command}"
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The parser of every command (and its subparsers' action): one place, also for the test
+    that checks every option has its help."""
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
@@ -47,23 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_parsers(sub)  # `gate` and `infer`
     for command in (replay, fuzz, peer, crosscheck):  # `replay`, `fuzz`, `peer`, `crosscheck`
         command.add_parser(sub)
-    from verify.cluster import add_cluster_option, on_cluster
+    from verify.cluster import add_cluster_option
 
     for name in ("run", "gate"):  # the campaign commands whose workers may run on a Ray cluster (issue 34)
         add_cluster_option(sub.choices[name])
-    from verify import verbosity
-
     verbosity.add_arguments(parser)
     for command_parser in sub.choices.values():
         verbosity.add_arguments(command_parser)
-    if not argv:  # the default job
-        argv = ["run"]
-    args = parser.parse_args(argv)
-    verbosity.configure(verbosity.level(args))
-    try:
-        with on_cluster(args):  # no --cluster (nor RAY_ADDRESS): this machine, as before
-            return args.handler(args)
-    except UsageError as exc:
-        prog = "verify" if args.command in ("run", "report") else f"verify {args.command}"
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+    return parser, sub

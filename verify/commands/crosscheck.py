@@ -21,6 +21,7 @@ DEFAULT_REPRODUCERS = Path("verify-out/crosscheck")
 
 def add_parser(sub) -> None:
     p = sub.add_parser("crosscheck", help="run SCRIPT [ARGS] with every lowering it makes crosschecked",
+                       usage="python -m verify crosscheck [-h] [OPTIONS] SCRIPT [ARGS]",
                        description="Run a lowering script with every lowering it makes crosschecked against "
                                    "fastpass; the script's results unchanged, a summary at exit.")
     p.add_argument("--features", default="all", help="fastpass features of the fastpass runs (default: all)")
@@ -28,11 +29,12 @@ def add_parser(sub) -> None:
                    help="which annotations the fastpass runs use: those the proof ledger proves (default), or all")
     p.add_argument("--reproducers", type=Path, default=DEFAULT_REPRODUCERS, metavar="DIR",
                    help=f"where divergent calls' reproducers are saved (default {DEFAULT_REPRODUCERS})")
-    p.add_argument("--reference-sets", type=int, default=1, help="TOSA reference-model input sets per delegate")
+    p.add_argument("--reference-sets", type=int, default=1,
+                   help="TOSA reference-model input sets per delegate (default 1)")
     p.add_argument("--json", type=Path, default=None, help="write the records and totals here")
     p.add_argument("--no-fresh-recheck", dest="fresh_recheck", action="store_false",
                    help="do not replay each divergent call in a fresh process before reporting it")
-    p.add_argument("script", type=Path, help="the Python script to run")
+    p.add_argument("script", type=Path, nargs="?", help="the Python script to run")
     p.add_argument("args", nargs="...", help="the script's own arguments")
     p.set_defaults(handler=cmd_crosscheck)
 
@@ -44,6 +46,8 @@ def cmd_crosscheck(args) -> int:
     from verify.report.document import write_document
     from verify.report.crosscheck import summary_lines, totals
 
+    if args.script is None:  # (argparse would name the script's optional ARGS as required too)
+        raise UsageError("no SCRIPT given: python -m verify crosscheck [OPTIONS] SCRIPT [ARGS]")
     features = arguments.features(args.features)
     if not args.script.is_file():
         raise UsageError(f"no such script: {args.script}")

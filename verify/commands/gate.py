@@ -122,10 +122,13 @@ def add_parsers(sub) -> None:
     infer = sub.add_parser("infer", help="propose a pass's minimal copy-sound targeted_ops")
     infer.add_argument("ref", metavar="REF", help="module:Class or path/to/file.py:Class")
     infer.add_argument("--examples", type=int, default=30, help="corpus graphs (default %(default)s)")
-    infer.add_argument("--stage", choices=STAGES, default="edge-fp")
-    infer.add_argument("--max-ops", type=int, default=4)
+    infer.add_argument("--stage", choices=STAGES, default="edge-fp",
+                       help="the lowering stage whose graphs the pass is run on, as the gate runs it "
+                            "(default %(default)s)")
+    infer.add_argument("--max-ops", type=int, default=4, help="most ops per corpus graph (default %(default)s)")
     infer.add_argument("--ops", default=None, help="comma-separated vocabulary ops to build the corpus from")
-    infer.add_argument("--json", type=Path, default=None)
+    infer.add_argument("--json", type=Path, default=None, metavar="FILE",
+                       help="also write the proposed targeted_ops and how they fit the annotation as JSON here")
     infer.set_defaults(handler=cmd_infer)
 
 
