@@ -283,3 +283,51 @@ def test_lowering_digests():
 
     assert digest(b"ab") == hashlib.blake2b(b"ab", digest_size=16).hexdigest()
     assert LoweringDigests.of(dataclasses.replace(result, final=None)).final_graph is None
+
+
+def _pte_adding(k: float) -> bytes:
+    from executorch.exir import to_edge
+
+    class Add(torch.nn.Module):
+        def forward(self, x):
+            return x + k
+
+    return to_edge(torch.export.export(Add(), (torch.zeros(2),))).to_executorch().buffer
+
+
+def test_the_first_schema_difference_names_the_part_of_the_program(monkeypatch):
+    one, two = _pte_adding(1.0), _pte_adding(2.0)
+    found = program._first_schema_difference(one, two)
+    assert found == ("first differing field (constant data): pte.program.constant_buffer[1].storage: "
+                     "4 vs 4 bytes, first difference at offset 2")
+    assert program._first_schema_difference(one, one) == (
+        "deserialized, the programs are equal: the bytes differ in padding, alignment or the header")
+    monkeypatch.setattr(program, "_PROGRAM_PARTS", {})
+    assert program._first_schema_difference(one, two) == "first differing field: " + found.split(": ", 1)[1]
+
+
+def test_an_undeserializable_program_is_named_with_its_error():
+    pte = _pte_adding(1.0)
+    found = program._first_schema_difference(b"junk", pte)
+    assert found.startswith("the first program does not deserialize: ")
+    kind, _, message = found.removeprefix("the first program does not deserialize: ").partition(": ")
+    assert kind.isidentifier() and kind != "NoneType" and message and message != "None"
+    assert len(message) <= 200
+
+
+def test_short_keeps_eighty_characters():
+    assert program._short("x" * 79) == "'" + "x" * 76 + "..."  # 81 with its quotes
+    assert program._short("x" * 78) == repr("x" * 78)
+
+
+def test_constants_differences_go_on_past_a_constant_in_one_program_only():
+    a, gone, b = constant("a"), constant("gone"), constant("b")
+    assert program.constants_differences([a, gone, b], [a, constant("b", b"\x01\x07")]) == [
+        "gone: only in the first program",
+        "b: values differ, 2 vs 2 bytes, first difference at offset 1; 1 of 2 elements, first at (1,): 2 vs 7"]
+
+
+def test_meta_differences_stop_at_five_by_default():
+    a = snapshot(node("n", meta=tuple((f"k{i}", "1") for i in range(7))))
+    b = snapshot(node("n", meta=tuple((f"k{i}", "2") for i in range(7))))
+    assert len(meta_differences(a, b)) == 5

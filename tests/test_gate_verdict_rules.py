@@ -172,3 +172,54 @@ def test_claim_of_an_annotation():
         Feature.SKIP: "upstream's should_run_pass skips it whenever its target_ops (all targeted) are absent: "
                       "fastpass's skip never applies"})
     assert Claim.of(_model.Annotation(frozenset({"a"}), True, False, "t")).features == (Feature.SKIP,)  # covers: no
+
+
+def _judged(evidence_by_feature, waived=None, min_evidence=5, **kwargs) -> PassVerdict:
+    found = verdict("s", evidence=evidence_by_feature, waived=waived or {})
+    found.judge(min_evidence, **kwargs)
+    return found
+
+
+def _acted(feature, n, examples=10) -> Evidence:
+    return Evidence(feature, examples=examples, examples_invoked=examples, invocations=examples,
+                    examples_with_action=n, skipped_calls=n if feature is Feature.SKIP else 0,
+                    copied_nodes=n if feature is Feature.COPY else 0, calls_ran=examples, nodes_dispatched=1)
+
+
+def test_judge_joins_every_note_and_every_missing_feature():
+    sound = _judged({Feature.COPY: _acted(Feature.COPY, 5)})
+    assert sound.verdict is GateVerdict.SOUND and sound.reason == ""
+    two_notes = {Feature.SKIP: "w1", Feature.COPY: "w2"}
+    noted = _judged({Feature.COPY: _acted(Feature.COPY, 6)}, waived={Feature.SKIP: "w1"})
+    assert noted.verdict is GateVerdict.SOUND and noted.reason == "skip not checked: w1"
+    inert = _judged({}, waived=two_notes)
+    assert inert.verdict is GateVerdict.INERT
+    assert inert.reason == "fastpass cannot act in it: skip not checked: w1; copy not checked: w2"
+    nothing = _judged({})
+    assert (nothing.verdict, nothing.reason) == (GateVerdict.UNEXERCISED, "no feature to check")
+    few = _judged({Feature.SKIP: _acted(Feature.SKIP, 1), Feature.COPY: _acted(Feature.COPY, 2)})
+    assert few.verdict is GateVerdict.UNEXERCISED
+    assert few.reason == ("skip: 1 of 10 examples skipped (pass invoked in 10; 5 needed); "
+                          "copy: 2 of 10 examples copied nodes (pass invoked in 10; 5 needed)")
+    sound_again = verdict("s", GateVerdict.SOUND, evidence={Feature.COPY: _acted(Feature.COPY, 5)}, waived=two_notes)
+    sound_again.judge(5)
+    assert sound_again.reason == "skip not checked: w1; copy not checked: w2"
+
+
+def test_judge_calls_inert_only_when_copy_alone_lacks_evidence():
+    exactly_enough_skip = {Feature.SKIP: _acted(Feature.SKIP, 5), Feature.COPY: _acted(Feature.COPY, 0)}
+    inert = _judged(exactly_enough_skip, never_retraces="edits in place")
+    assert inert.verdict is GateVerdict.INERT and inert.reason.startswith("fastpass cannot copy in it: edits in place; ")
+    both_lacking = {Feature.SKIP: _acted(Feature.SKIP, 4), Feature.COPY: _acted(Feature.COPY, 0)}
+    assert _judged(both_lacking, never_retraces="edits in place").verdict is GateVerdict.UNEXERCISED
+    unreachable = _judged(both_lacking, unreachable="no graph has it")
+    assert unreachable.verdict is GateVerdict.UNREACHABLE
+    assert unreachable.reason.startswith("no generated graph presents what it acts on: no graph has it; skip: 4 of 10")
+
+
+def test_merge_stages_with_two_failures_names_the_second():
+    merged = merge_stages([verdict("a", GateVerdict.ERROR, "crashed"), verdict("b", GateVerdict.UNSOUND_SKIP, "x")])
+    assert merged.reason == "crashed; also unsound-skip on b"
+    with pytest.raises(ValueError) as caught:
+        merge_stages([])
+    assert str(caught.value) == "merge_stages needs at least one stage's verdict"

@@ -306,3 +306,131 @@ def test_stale_sound_names_the_sound_proofs_that_no_longer_hold(book):
         assert _proofs.stale_sound() == ["cached"]  # worked out once per ledger
         book(_proofs.Ledger(against(torch="0.0"), entries))
         assert _proofs.stale_sound() == ["tests.test_ledger_rules.Gone", OTHER, NAME]
+
+
+def test_a_missing_ledger_is_warned_about_once_at_the_callers_line(tmp_path, monkeypatch):
+    import warnings
+
+    import fastpass
+
+    monkeypatch.setattr(_proofs, "LEDGER_PATH", tmp_path / "none.json")
+    monkeypatch.setattr(_proofs, "_LEDGER", None)
+    monkeypatch.setattr(_proofs, "_warned_missing", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with fastpass.enabled():
+                pass
+    _proofs.reload(_proofs.Path(_proofs.__file__).with_name("proofs.json"))
+    found = [w for w in caught if "no proof ledger" in str(w.message)]
+    assert [str(w.message) for w in found] == [
+        f"fastpass: no proof ledger at {tmp_path / 'none.json'}: every annotation runs stock (nothing skipped or "
+        f"copied by one) until `python -m verify gate --record-gated` records one"]
+    # where the stale-proof warning points too: `fastpass.enabled`'s call of `enable`
+    assert found[0].filename == fastpass.__file__
+    assert "enable(" in open(fastpass.__file__).read().splitlines()[found[0].lineno - 1]
+
+
+def test_a_ledger_present_or_with_entries_is_not_warned_about(tmp_path, monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(_proofs, "_warned_missing", False)
+    for ledger, path in ((_proofs.Ledger(None, {}), _proofs.LEDGER_PATH),  # an empty ledger that is there
+                         (_proofs.Ledger(None, {"p": _proofs.LedgerEntry(S.SOUND, "c")}), tmp_path / "none.json"),
+                         (_proofs.Ledger(against(), {}), tmp_path / "none.json")):
+        monkeypatch.setattr(_proofs, "LEDGER_PATH", path)
+        monkeypatch.setattr(_proofs, "_LEDGER", ledger)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _proofs.stale_sound()
+        assert not [w for w in caught if "no proof ledger" in str(w.message)]
+    _proofs.reload(_proofs.Path(_proofs.__file__).with_name("proofs.json"))
+
+
+def test_claimed_ops_of_a_family_without_a_call_rule_attribute():
+    class Family:
+        rule, description = staticmethod(_rule), "bare"
+
+        def __iter__(self):
+            return iter(())
+
+    digest = hashlib.sha256()
+    _proofs._digest_code(_rule, digest, set())
+    assert _proofs.claimed_ops(Family()) == {f"rule: bare [{digest.hexdigest()[:16]}]"}
+
+
+def _recursive(op):
+    return op and _recursive(op[1:])
+
+
+def test_digest_code_follows_helpers_of_the_same_module_once(monkeypatch):
+    def digest_of(fn):
+        digest = hashlib.sha256()
+        _proofs._digest_code(fn, digest, set())
+        return digest.hexdigest()
+
+    def own(fn):
+        digest = hashlib.sha256()
+        code = fn.__code__
+        digest.update(code.co_code)
+        digest.update(repr(code.co_names).encode())
+        for const in code.co_consts:
+            digest.update(repr(const).encode())
+        return digest
+
+    with_helper = own(_rule)
+    helper = own(_helper)  # continues the same digest: the helper is fed after the rule
+    expected = hashlib.sha256()
+    for fn in (_rule, _helper):
+        code = fn.__code__
+        expected.update(code.co_code)
+        expected.update(repr(code.co_names).encode())
+        for const in code.co_consts:
+            if isinstance(const, frozenset):
+                expected.update(repr(sorted(map(repr, const))).encode())
+            else:
+                expected.update(repr(const).encode())
+    assert digest_of(_rule) == expected.hexdigest() != with_helper.hexdigest() != helper.hexdigest()
+    before = digest_of(_rule)
+    monkeypatch.setattr(__import__(__name__, fromlist=["_helper"]), "_helper", _other_helper)
+    assert digest_of(_rule) != before  # the helper's code is part of the rule
+    monkeypatch.setattr(__import__(__name__, fromlist=["_helper"]), "_helper", len)
+    assert digest_of(_rule) == own(_rule).hexdigest()  # not this module's: not followed
+    assert digest_of(_recursive) == own(_recursive).hexdigest()  # itself once
+
+
+def test_digest_code_walks_nested_code():
+    def nested(op):
+        return [x for x in (op,) if x == 1]
+
+    digest = hashlib.sha256()
+    _proofs._digest_code(nested, digest, set())
+    expected = hashlib.sha256()
+    stack = [nested.__code__]
+    while stack:
+        code = stack.pop()
+        expected.update(code.co_code)
+        expected.update(repr(code.co_names).encode())
+        for const in code.co_consts:
+            if hasattr(const, "co_code"):
+                stack.append(const)
+            else:
+                expected.update(repr(const).encode())
+    assert any(hasattr(c, "co_code") for c in nested.__code__.co_consts)
+    assert digest.hexdigest() == expected.hexdigest()
+
+
+def test_class_named_tries_every_module_prefix():
+    import collections.abc
+
+    assert _proofs.class_named("collections.abc.Mapping") is collections.abc.Mapping
+    assert _proofs.class_named("collections.OrderedDict") is collections.OrderedDict
+    assert _proofs.class_named("tests.test_ledger_rules.ToyPass") is ToyPass
+    assert _proofs.class_named("fastpass.annotations._model.Annotation") is _model.Annotation
+    assert _proofs.class_named("ToyPass") is None
+
+
+def test_an_unreadable_ledger_names_its_path(tmp_path):
+    with pytest.raises(_proofs.LedgerError) as caught:
+        _proofs.Ledger.load(tmp_path)
+    assert caught.value.path == tmp_path

@@ -80,6 +80,9 @@ TESTS = [
     "tests/test_harness_faults.py::test_snapshots_of_one_lowering_share_unchanged_records_and_still_see_a_change",
     "tests/test_harness_faults.py::test_the_texts_a_snapshot_looks_up_are_the_texts_formatting_gives",
     "tests/test_proof_ledger.py::test_trust_is_checked",
+    "tests/test_ledger_damage.py::test_a_damaged_ledger_refuses_enable_the_same_way_every_time",
+    "tests/test_ledger_damage.py::test_a_damaged_ledger_is_no_obstacle_to_trust_all",
+    "tests/test_ledger_damage.py::test_a_missing_ledger_warns_once_that_every_annotation_runs_stock",
     "tests/test_proof_ledger.py::test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger",
 ]
 
@@ -216,9 +219,12 @@ def write_score(what: str, requested: list[str], seconds: float | None) -> dict:
     modules = {}
     survivors = []
     for module in MODULES:
-        codes = found.get(module) if module in requested or module in found else None
-        if not codes:
+        codes = found.get(module)
+        if codes is None:
             modules[module] = {"state": "not run"}
+            continue
+        if not codes:
+            modules[module] = {"state": "no mutants", "why": "no function to mutate (imports only)"}
             continue
         counts = Counter()
         for name, code in codes.items():
@@ -252,8 +258,9 @@ def write_report(score: dict, survivors: list[tuple[str, str]], equivalent: dict
            "| module | state | mutants | killed | survived | equivalent | timeout | no tests | not checked | score |",
            "|---|---|---|---|---|---|---|---|---|---|"]
     for module, row in score["modules"].items():
-        if row["state"] == "not run":
-            out.append(f"| `{module}` | not run | | | | | | | | |")
+        if row["state"] in ("not run", "no mutants"):
+            out.append(f"| `{module}` | {row['state']} | 0 | | | | | | | |" if row["state"] == "no mutants"
+                       else f"| `{module}` | not run | | | | | | | | |")
             continue
         value = "-" if row["score"] is None else f"{100 * row['score']:.1f} %"
         out.append(f"| `{module}` | {row['state']} | {row['mutants']} | {row['killed']} | {row['survived']} | "
