@@ -123,3 +123,35 @@ def test_a_failing_script_shows_its_own_frames_not_the_wrappers(tmp_path):
     shown = [line for line in lines[lines.index("Traceback (most recent call last):"):]
              if not line.startswith("fastpass: ")]
     assert shown == plain.stderr.splitlines(), done.stderr
+
+
+@pytest.fixture
+def damaged(ledger_at):
+    ledger_at.write_text("[]")
+    return ledger_at
+
+
+def test_verify_run_refuses_a_damaged_ledger_before_any_case(damaged, tmp_path, capsys):
+    """Not one error per case (each fastpass lowering would refuse it): one line, exit 2, no run folder."""
+    from verify.cli import main as verify_main
+
+    factory = tmp_path / "factory.py"
+    factory.write_text("def make():\n    raise RuntimeError('never called: refused before')\n")
+    out = tmp_path / "run"
+    assert verify_main(["run", "--models", "none", "--model", f"{factory}:make", "--targets", "tosa-int",
+                        "--null-seed", "-1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"verify: the proof ledger {damaged} is damaged" in err and not out.exists(), err
+
+
+def test_verify_crosscheck_refuses_a_damaged_ledger_before_the_script_runs(damaged, tmp_path, capsys):
+    from verify.cli import main as verify_main
+
+    script = tmp_path / "script.py"
+    script.write_text("print('the script ran')\n")
+    assert verify_main(["crosscheck", "--reproducers", str(tmp_path / "r"), str(script)]) == 2
+    captured = capsys.readouterr()
+    assert "the script ran" not in captured.out
+    assert f"verify crosscheck: the proof ledger {damaged} is damaged" in captured.err
+    # ... and under --trust all it needs none
+    assert verify_main(["crosscheck", "--trust", "all", "--reproducers", str(tmp_path / "r"), str(script)]) == 0

@@ -60,3 +60,19 @@ def null_seed(seed: int) -> int | None:
         raise UsageError(f"--null-seed must be an integer 0..{HASH_SEED_MAX} (a PYTHONHASHSEED) or -1 (no null "
                          f"check), got {seed}")
     return seed
+
+
+def proof_ledger(trust: str = "proven") -> None:
+    """Under the default trust fastpass reads its proof ledger (fastpass/annotations/proofs.json) at
+    every enable and refuses a damaged one: refused here once, before any work, instead of as an
+    error in every case or lowering. `trust="all"` needs no ledger."""
+    if trust != "proven":
+        return
+    try:
+        from fastpass.annotations import LedgerError, _proofs
+    except ImportError:
+        return
+    try:
+        _proofs.ledger()
+    except LedgerError as exc:
+        raise UsageError(str(exc)) from None

@@ -90,6 +90,7 @@ def cmd_bench(args) -> int:
         if problem:
             raise UsageError(problem)
     features = arguments.features(args.features)
+    arguments.proof_ledger()
     memory_limit = memory_limit_of(args.memory_limit)
     for path, option in ((args.json, "--json"), (args.plot, "--plot")):
         if path:

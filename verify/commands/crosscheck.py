@@ -49,6 +49,7 @@ def cmd_crosscheck(args) -> int:
     if args.script is None:  # (argparse would name the script's optional ARGS as required too)
         raise UsageError("no SCRIPT given: python -m verify crosscheck [OPTIONS] SCRIPT [ARGS]")
     features = arguments.features(args.features)
+    arguments.proof_ledger(args.trust)
     if not args.script.is_file():
         raise UsageError(f"no such script: {args.script}")
     if args.reference_sets < 0:

@@ -225,6 +225,8 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
 
     _check_numbers(args)
     features = arguments.features(args.features)
+    if args.second_mode is Mode.FASTPASS:
+        arguments.proof_ledger()
     for name, value in (("--reference-sets", args.reference_sets), ("--random", args.random)):
         if value < 0:
             raise UsageError(f"{name} must be 0 or more, got {value}")
