@@ -26,10 +26,23 @@ def test_canonical_hides_addresses_only():
 
 
 def test_ints_text_caches_plain_ints_only():
-    assert snap._ints_text((2, 3)) == ("2", "3") and snap._INTS_TEXTS[(2, 3)] == ("2", "3")
-    assert snap._ints_text(torch.Size([4, 5])) == ("4", "5")
-    assert snap._ints_text([6, 7]) == ("6", "7")  # a list is no key: formatted each time
-    assert snap._ints_text((True, 1)) == ("True", "1") and (True, 1) not in snap._INTS_TEXTS
+    # values no other test (nor an earlier run in this process) looked up: the cache starts without them
+    fresh, flag = (98765, 4321), (True, 98764)
+    assert fresh not in snap._INTS_TEXTS and flag not in snap._INTS_TEXTS
+    assert snap._ints_text(fresh) == ("98765", "4321") and snap._INTS_TEXTS[fresh] == ("98765", "4321")
+    assert snap._ints_text(fresh) == ("98765", "4321")  # now from the cache
+    assert snap._ints_text(torch.Size([98763, 5])) == ("98763", "5") and snap._INTS_TEXTS[(98763, 5)] == ("98763", "5")
+    assert snap._ints_text([98762, 7]) == ("98762", "7") and (98762, 7) not in snap._INTS_TEXTS  # a list is no key
+    # True == 1 as a key: a bool is never stored, or (1, 98764) would read back "True"
+    assert snap._ints_text(flag) == ("True", "98764") and flag not in snap._INTS_TEXTS
+    assert snap._ints_text((1, 98764)) == ("1", "98764")
+
+
+def test_text_caches_what_str_gives():
+    fresh = ("a key no one used", object())
+    assert fresh not in snap._TEXTS
+    assert snap._text(fresh) == str(fresh) and snap._TEXTS[fresh] == str(fresh)
+    assert snap._text(fresh) == str(fresh)
     assert snap._text(torch.int8) == "torch.int8" and snap._TEXTS[torch.int8] == "torch.int8"
 
 
