@@ -110,18 +110,19 @@ def test_fastpass_run_says_the_one_line_and_exits_2(tmp_path):
     assert len(lines) == 1 and str(ledger) in lines[0] and lines[0].startswith("python -m fastpass run: "), lines
 
 
-def test_a_failing_script_shows_its_own_frames_not_the_wrappers(tmp_path):
-    """`python -m fastpass run SCRIPT` shows the traceback `python SCRIPT` would: from the script's
-    own frame on, without fastpass/__main__.py and runpy above it."""
+@pytest.mark.parametrize("wrapper", [("fastpass", "run"), ("verify", "crosscheck")])
+def test_a_failing_script_shows_its_own_frames_not_the_wrappers(tmp_path, wrapper):
+    """`python -m fastpass run SCRIPT` (and `verify crosscheck SCRIPT`) shows the traceback `python
+    SCRIPT` would: from the script's own frame on, without fastpass/__main__.py and runpy above it."""
     script = tmp_path / "fails.py"
     script.write_text("def inner():\n    raise RuntimeError('the script failed')\n\ninner()\n")
-    done = subprocess.run([sys.executable, "-m", "fastpass", "run", "--trust", "all", str(script)],
+    done = subprocess.run([sys.executable, "-m", *wrapper, "--trust", "all", str(script)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == plain.returncode == 1
     lines = done.stderr.splitlines()  # (torch's and torchao's import noise comes before it)
     shown = [line for line in lines[lines.index("Traceback (most recent call last):"):]
-             if not line.startswith("fastpass: ")]
+             if not line.startswith(("fastpass: ", "crosscheck: "))]
     assert shown == plain.stderr.splitlines(), done.stderr
 
 
