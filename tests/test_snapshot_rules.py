@@ -25,17 +25,27 @@ def test_canonical_hides_addresses_only():
     assert snap._canonical([1, "a"]) == "[1, 'a']"
 
 
+def _unseen() -> int:
+    """An int no earlier lookup used, in this process (the mutation campaign runs every test in a
+    process forked from one that ran them all: the caches are not empty)."""
+    import random
+
+    while True:
+        n = random.randrange(10**6, 10**9)
+        if not any(n in key for key in snap._INTS_TEXTS):
+            return n
+
+
 def test_ints_text_caches_plain_ints_only():
-    # values no other test (nor an earlier run in this process) looked up: the cache starts without them
-    fresh, flag = (98765, 4321), (True, 98764)
-    assert fresh not in snap._INTS_TEXTS and flag not in snap._INTS_TEXTS
-    assert snap._ints_text(fresh) == ("98765", "4321") and snap._INTS_TEXTS[fresh] == ("98765", "4321")
-    assert snap._ints_text(fresh) == ("98765", "4321")  # now from the cache
-    assert snap._ints_text(torch.Size([98763, 5])) == ("98763", "5") and snap._INTS_TEXTS[(98763, 5)] == ("98763", "5")
-    assert snap._ints_text([98762, 7]) == ("98762", "7") and (98762, 7) not in snap._INTS_TEXTS  # a list is no key
-    # True == 1 as a key: a bool is never stored, or (1, 98764) would read back "True"
-    assert snap._ints_text(flag) == ("True", "98764") and flag not in snap._INTS_TEXTS
-    assert snap._ints_text((1, 98764)) == ("1", "98764")
+    a, b, c, d = _unseen(), _unseen(), _unseen(), _unseen()
+    fresh, flag = (a, 4321), (True, d)
+    assert snap._ints_text(fresh) == (str(a), "4321") and snap._INTS_TEXTS[fresh] == (str(a), "4321")
+    assert snap._ints_text(fresh) == (str(a), "4321")  # now from the cache
+    assert snap._ints_text(torch.Size([b, 5])) == (str(b), "5") and snap._INTS_TEXTS[(b, 5)] == (str(b), "5")
+    assert snap._ints_text([c, 7]) == (str(c), "7") and (c, 7) not in snap._INTS_TEXTS  # a list is no key
+    # True == 1 as a key: a bool is never stored, or (1, d) would read back "True"
+    assert snap._ints_text(flag) == ("True", str(d)) and flag not in snap._INTS_TEXTS
+    assert snap._ints_text((1, d)) == ("1", str(d))
 
 
 def test_text_caches_what_str_gives():
