@@ -114,3 +114,24 @@ def test_fastpass_run_help_lists_the_feature_names():
 def test_crosscheck_without_a_script_names_the_script_alone(tmp_path):
     line = refused(verify("crosscheck", cwd=tmp_path), "verify crosscheck: ", "no SCRIPT given")
     assert "args" not in line.replace("[ARGS]", ""), line
+
+
+NO_TORCH = """
+import sys
+from verify.cli import main
+code = main(sys.argv[1:])
+assert "torch" not in sys.modules, "torch was imported to refuse a number"
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("args", [["run", "--hash-seed", "-1"], ["run", "--null-seed", "-5"],
+                                  ["run", "--memory-limit", "-1"], ["bench", "--hash-seed", "-1"],
+                                  ["peer", "--timeout", "0"]])
+def test_a_bad_number_is_refused_without_importing_torch(tmp_path, args):
+    """A refusal that needs nothing but the number takes a fraction of a second, not torch's import."""
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    nothing_made(tmp_path)

@@ -223,7 +223,6 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     from verify.run.journal import Journal, holds_run, journal_path
     from verify.output_paths import CannotWrite, check_output_folder, writing
 
-    _check_numbers(args)
     features = arguments.features(args.features)
     if args.second_mode is Mode.FASTPASS:
         arguments.proof_ledger()
@@ -330,6 +329,7 @@ def _cases_at_once(jobs: int | None, options) -> int:
 def cmd_run(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"-j must be 1 or more, got {args.jobs}")
+    _check_numbers(args)  # (with --resume they are the defaults: it refuses any other)
     with contextlib.ExitStack() as held:  # the run folder's lock, to the last report written
         if args.resume is not None:
             contents, options, out = _prepare_resume(args, held)
