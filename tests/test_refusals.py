@@ -135,3 +135,13 @@ def test_a_bad_number_is_refused_without_importing_torch(tmp_path, args):
     assert done.returncode == 2, done.stderr[-2000:]
     assert len(done.stderr.splitlines()) == 1, done.stderr
     nothing_made(tmp_path)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:99999", "127.0.0.1:0", "ray://127.0.0.1:70000"])
+def test_a_cluster_port_out_of_range_is_named_as_such(address):
+    """Not "connection refused": the port cannot be one (nothing is tried)."""
+    from verify.cluster.connect import resolve
+    from verify.usage import UsageError
+
+    with pytest.raises(UsageError, match=r"is not a TCP port \(1\.\.65535\)"):
+        resolve(address, {})

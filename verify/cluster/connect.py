@@ -54,6 +54,8 @@ def resolve(option: str | None, environ: dict[str, str] | os._Environ = os.envir
     host, _, port = value.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise UsageError(f"{source} {value!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    if not 1 <= int(port) <= 65535:  # else the connection attempt reports it as refused, not as a bad port
+        raise UsageError(f"{source} {value!r}: port {port} is not a TCP port (1..65535)")
     return ClusterAddress(value, host, int(port), source)
 
 
