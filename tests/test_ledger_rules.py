@@ -316,6 +316,7 @@ def test_a_missing_ledger_is_warned_about_once(tmp_path, monkeypatch):
     monkeypatch.setattr(_proofs, "LEDGER_PATH", tmp_path / "none.json")
     monkeypatch.setattr(_proofs, "_LEDGER", None)
     monkeypatch.setattr(_proofs, "_warned_missing", False)
+    monkeypatch.setattr(fastpass._patches, "_warned_stale", False)  # enable reads the ledger once per process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(2):
