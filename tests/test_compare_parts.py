@@ -331,3 +331,13 @@ def test_meta_differences_stop_at_five_by_default():
     a = snapshot(node("n", meta=tuple((f"k{i}", "1") for i in range(7))))
     b = snapshot(node("n", meta=tuple((f"k{i}", "2") for i in range(7))))
     assert len(meta_differences(a, b)) == 5
+
+
+def test_an_undeserializable_programs_error_is_cut_at_200_characters(monkeypatch):
+    from executorch.exir._serialize import _program
+
+    def refuse(data):
+        raise ValueError("x" * 300 + "\nsecond line")
+
+    monkeypatch.setattr(_program, "deserialize_pte_binary", refuse)
+    assert program._first_schema_difference(b"a", b"b") == "the first program does not deserialize: ValueError: " + "x" * 200

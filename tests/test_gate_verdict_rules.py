@@ -11,7 +11,7 @@ import pytest
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished, merge_stages
 from verify.report.verdict import Feature, GateVerdict
 
-COUNTS = ("examples", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
+COUNTS = ("examples", "distinct", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
           "copied_nodes", "calls_ran", "nodes_dispatched")
 
 
@@ -223,3 +223,39 @@ def test_merge_stages_with_two_failures_names_the_second():
     with pytest.raises(ValueError) as caught:
         merge_stages([])
     assert str(caught.value) == "merge_stages needs at least one stage's verdict"
+
+
+def _graph(*ops):
+    """A drawn graph as verify.gate.evidence.structural_key reads it."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(input_shapes=[(1, 2)], outputs=[len(ops)],
+                           ops=[SimpleNamespace(op=op, inputs=(0,), params=(), shape=(1, 2)) for op in ops])
+
+
+def test_only_distinct_graphs_are_evidence():
+    found = Evidence(Feature.COPY)
+    for graph, copied in ((_graph("relu"), 0), (_graph("relu"), 2), (_graph("relu"), 2), (_graph("abs"), 1),
+                          (None, 1), (None, 1)):
+        found.add(1, 0, copied, True, graph=graph)
+    # relu: acted the second time (the first gave no evidence), not the third; abs once; no graph: each counts
+    assert (found.examples, found.distinct, found.examples_with_action) == (6, 4, 4)
+    skip = Evidence(Feature.SKIP)
+    for graph in (_graph("relu"), _graph("relu"), _graph("neg")):
+        skip.add(1, 1, 0, True, graph=graph)
+    assert (skip.examples, skip.distinct, skip.examples_with_action) == (3, 2, 2)
+
+
+def test_evidence_from_json_before_distinct_counts_every_example():
+    data = evidence().to_json()
+    del data["distinct"]
+    assert Evidence.from_json(data).distinct == data["examples"]
+
+
+def test_judge_names_the_distinct_graphs_when_some_repeated():
+    repeated = _acted(Feature.COPY, 2, examples=3)
+    repeated.distinct = 1
+    assert "copy: 2 of 3 examples (1 distinct graphs) copied nodes" in _judged({Feature.COPY: repeated}).reason
+    every = _acted(Feature.COPY, 2, examples=3)
+    every.distinct = 3
+    assert "copy: 2 of 3 examples copied nodes" in _judged({Feature.COPY: every}).reason

@@ -434,3 +434,97 @@ def test_an_unreadable_ledger_names_its_path(tmp_path):
     with pytest.raises(_proofs.LedgerError) as caught:
         _proofs.Ledger.load(tmp_path)
     assert caught.value.path == tmp_path
+
+
+def test_digest_code_of_a_callable_without_globals():
+    class Rule:  # a callable with code but no module globals (what a C-made or proxy callable may be)
+        __code__ = _rule.__code__
+
+    digest = hashlib.sha256()
+    _proofs._digest_code(Rule(), digest, set())
+    plain = hashlib.sha256()
+    plain.update(_rule.__code__.co_code)
+    plain.update(repr(_rule.__code__.co_names).encode())
+    for const in _rule.__code__.co_consts:
+        plain.update(repr(const).encode())
+    assert digest.hexdigest() == plain.hexdigest()  # its own code, no helper (none can be looked up)
+
+
+@pytest.fixture
+def ledger_path(tmp_path, monkeypatch):
+    """fastpass reads the ledger at a path of the test's own, afresh; the checked-in one is read again after."""
+    path = tmp_path / "proofs.json"
+    monkeypatch.setattr(_proofs, "LEDGER_PATH", path)
+    monkeypatch.setattr(_proofs, "_LEDGER", None)
+    monkeypatch.setattr(_proofs, "_UNREADABLE", None)
+    monkeypatch.setattr(_proofs, "_STATUS", {})
+    yield path
+    monkeypatch.undo()
+    _proofs.reload()
+
+
+def _sound_ledger() -> dict:
+    return {"format": _proofs.LEDGER_FORMAT, "gated_at": "t", "proven_against": against().to_json(),
+            "passes": {NAME: {"verdict": "sound", "claim": _proofs.claim_digest(annotation())}}}
+
+
+def test_status_of_reads_the_ledger_once_and_an_unreadable_one_proves_nothing(ledger_path):
+    write(ledger_path, _sound_ledger())
+    with overridden({ToyPass: ENTRY}):
+        assert _proofs.status_of(ToyPass) is S.SOUND  # read on first use
+    write(ledger_path, "{")
+    _proofs._LEDGER, _proofs._STATUS = None, {}
+    with pytest.raises(_proofs.LedgerError):
+        _proofs.ledger()
+    assert isinstance(_proofs._UNREADABLE, _proofs.LedgerError)
+    write(ledger_path, _sound_ledger())  # mended, but not read again per pass: the next enable reads it
+    with overridden({ToyPass: ENTRY}):
+        assert _proofs.status_of(ToyPass) is S.UNPROVEN
+    assert _proofs.ledger().entries  # read again when asked for
+    assert _proofs._UNREADABLE is None
+
+
+def test_a_failed_reload_leaves_no_ledger_behind(ledger_path, tmp_path):
+    write(ledger_path, _sound_ledger())
+    _proofs.reload(ledger_path)
+    assert _proofs._UNREADABLE is None
+    bad = tmp_path / "bad.json"
+    write(bad, "{")
+    with pytest.raises(_proofs.LedgerError):
+        _proofs.reload(bad)
+    assert _proofs._LEDGER is None
+    with overridden({ToyPass: ENTRY}):
+        assert _proofs.status_of(ToyPass) is S.SOUND  # LEDGER_PATH read afresh: it was never unreadable
+
+
+def test_a_missing_ledger_is_warned_about_once_per_process(tmp_path, monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(_proofs, "LEDGER_PATH", tmp_path / "none.json")
+    monkeypatch.setattr(_proofs, "_LEDGER", _proofs.Ledger(None, {}))
+    monkeypatch.setattr(_proofs, "_warned_missing", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _proofs.stale_sound()
+        _proofs.stale_sound()
+    assert len([w for w in caught if "no proof ledger" in str(w.message)]) == 1
+    assert _proofs._warned_missing is True
+    _proofs.reload(_proofs.Path(_proofs.__file__).with_name("proofs.json"))
+
+
+def test_class_named_imports_the_module_its_name_begins_with(tmp_path, monkeypatch):
+    """A class in a module no one imported yet, nested in another class: the name's longest
+    importable prefix is the module, and the rest are attributes."""
+    import random
+    import sys
+
+    package = f"fastpass_test_pkg_{random.randrange(10**9)}"
+    (tmp_path / package).mkdir()
+    (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / package / "mod.py").write_text("class Outer:\n    class Inner:\n        pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = _proofs.class_named(f"{package}.mod.Outer.Inner")
+    assert found is not None and found.__qualname__ == "Outer.Inner" and found.__module__ == f"{package}.mod"
+    assert _proofs.class_named(f"{package}.mod.Outer.Missing") is None
+    for name in [n for n in sys.modules if n.startswith(package)]:
+        del sys.modules[name]

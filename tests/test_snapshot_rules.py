@@ -215,3 +215,57 @@ def test_the_meta_policy_is_documented():
     assert set(snap.IGNORED_META_KEYS) == {"seq_nr"}
     assert {"val", "tensor_meta", "from_node", "stack_trace", "nn_module_stack", "source_fn_stack",
             "eager_input_vals"} == set(snap.SPECIAL_META_KEYS)
+
+
+def test_an_action_the_table_does_not_know_is_named_by_its_lowered_name():
+    class Action:
+        name = "Custom"
+
+    source = _source("n", "p")
+    source.action = [Action(), NodeSourceAction.CREATE]
+    assert snap._describe_source(source, GraphIds(), full=False)[4] == "custom+create"
+
+
+def test_a_node_of_a_node_subclass_is_named():
+    class MyNode(torch.fx.Node):
+        pass
+
+    assert snap._describe_arg(MyNode(Graph(), "Mine", "placeholder", "Mine", (), {})) == "%Mine"
+
+
+def test_describe_target_of_callables_without_a_module_or_a_qualname():
+    import functools
+    import types
+
+    def target(value):
+        return snap._describe_target(types.SimpleNamespace(target=value))
+
+    assert target(1) == ".1:1"  # no __module__, no __qualname__, no __name__
+    partial = functools.partial(print)
+    assert target(partial) == f"functools.{partial}:{partial}"
+    named = types.SimpleNamespace(__name__="nm")
+    assert target(named) == f".nm:{named}"  # a SimpleNamespace instance has no __module__ of its own
+    moduleless = eval("lambda: 0", {})  # a function made where no __name__ is defined: __module__ None
+    assert moduleless.__module__ is None
+    assert target(moduleless) == f".<lambda>:{moduleless}"
+
+
+def _unseen_target(candidates):
+    return next(c for c in candidates if c not in snap._TARGETS)
+
+
+def test_operators_and_builtins_are_described_once():
+    import math
+
+    builtin = _unseen_target(v for v in vars(math).values() if type(v).__name__ == "builtin_function_or_method")
+    op = _unseen_target(getattr(torch.ops.aten, name).default for name in ("hypot", "logaddexp", "copysign", "nextafter",
+                                                                           "fmod", "remainder", "lerp", "xlogy"))
+    for target in (builtin, op):
+        text = snap._describe_target(torch.fx.Graph().call_function(target, ()))
+        assert snap._TARGETS[target] == text and text.endswith(f":{target}")
+        assert snap._describe_target(torch.fx.Graph().call_function(target, ())) == text  # from the cache
+
+
+def test_without_names_reads_names_of_any_case():
+    record = NodeRecord("n", "call_function", "t", "(%X, %aB_1)", "{}", None, ())
+    assert record.without_names({"X": 0, "aB_1": 1}) == ("call_function", "t", "(%0, %1)", "{}")

@@ -72,6 +72,8 @@ TESTS = [
     "tests/test_ledger_rules.py",
     "tests/test_snapshot_rules.py",
     "tests/test_typed_results.py",
+    "tests/test_gate_reach.py::test_the_structural_key_ignores_the_seed_and_nothing_else",
+    "tests/test_gate_reach.py::test_a_repeated_graph_is_checked_but_is_no_new_evidence",
     "tests/test_gate_evidence.py",
     "tests/test_proof_ledger.py::test_an_edited_claim_is_stale",
     "tests/test_harness_faults.py::test_a_reused_graph_address_is_a_different_graph_in_provenance",
