@@ -528,3 +528,24 @@ def test_class_named_imports_the_module_its_name_begins_with(tmp_path, monkeypat
     assert _proofs.class_named(f"{package}.mod.Outer.Missing") is None
     for name in [n for n in sys.modules if n.startswith(package)]:
         del sys.modules[name]
+
+
+def test_the_missing_ledger_warning_points_at_the_caller_of_enable(tmp_path, monkeypatch):
+    """stale_sound <- _patches._warn_if_stale <- _patches.install <- fastpass.enable <- its caller:
+    five frames up, the line that turned fastpass on (as _warn_if_stale's own warning, four up).
+    The argument is recorded rather than the frame read: the campaign's trampolines add frames."""
+    import types
+
+    import fastpass
+
+    calls = []
+    monkeypatch.setattr(_proofs, "warnings", types.SimpleNamespace(warn=lambda *a, **k: calls.append((a, k))))
+    monkeypatch.setattr(_proofs, "LEDGER_PATH", tmp_path / "none.json")
+    monkeypatch.setattr(_proofs, "_LEDGER", None)
+    monkeypatch.setattr(_proofs, "_warned_missing", False)
+    monkeypatch.setattr(fastpass._patches, "_warned_stale", False)
+    fastpass.enable()
+    fastpass.disable()
+    _proofs.reload(_proofs.Path(_proofs.__file__).with_name("proofs.json"))
+    [(args, kwargs)] = calls
+    assert kwargs == {"stacklevel": 5} and "no proof ledger" in args[0]

@@ -273,9 +273,14 @@ def write_report(score: dict, survivors: list[tuple[str, str]], equivalent: dict
     out += [f"## Survivors ({len(survivors)})", ""]
     for module, name in survivors:
         out += [f"### `{name}`", "", "```diff", diff_of(name, module), "```", ""]
-    listed = [n for n in equivalent if any(n in (results().get(m) or {}) for m in MODULES)]
+    codes = {name: code for found in results().values() for name, code in found.items()}
+    listed = [n for n in equivalent if n in codes and status_of(codes[n]) == "survived"]
     out += [f"## Equivalent ({len(listed)})", ""]
     out += [f"- `{n}`: {equivalent[n]}" for n in listed]
+    stale = [n for n in equivalent if n not in listed]
+    if stale:  # killed after all (the argument was wrong) or gone with a change: the list should drop them
+        out += ["", f"Listed in equivalent.txt but not surviving (killed, or no such mutant now): "
+                + ", ".join(f"`{n}`" for n in stale)]
     REPORT.write_text("\n".join(out) + "\n")
 
 
