@@ -215,7 +215,7 @@ def diff_of(name: str, module: str) -> str:
                      if line.startswith(("-", "+")) and not line.startswith(("---", "+++")))
 
 
-def write_score(what: str, requested: list[str], seconds: float | None) -> dict:
+def write_score(what: str, requested: list[str], seconds: float | None, from_scratch: bool | None = None) -> dict:
     found, equivalent = results(), equivalents()
     previous = json.loads(SCORE.read_text()) if SCORE.is_file() else {}
     modules = {}
@@ -247,6 +247,8 @@ def write_score(what: str, requested: list[str], seconds: float | None) -> dict:
     score = {"tester": "mutmut", "tester_version": mutmut_version(), "commit": what,
              "tests": TESTS, "modules": modules,
              "seconds_last_run": seconds if seconds is not None else previous.get("seconds_last_run"),
+             # the last run mutated and tested everything (true) or resumed from kept results (false)
+             "last_run_from_scratch": from_scratch if seconds is not None else previous.get("last_run_from_scratch"),
              "equivalent_listed": len(equivalent)}
     SCORE.write_text(json.dumps(score, indent=2) + "\n")
     write_report(score, survivors, equivalent)
@@ -323,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.unlink(missing_ok=True)
         (WORK / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     listed.write_text("\n".join(mutated) + "\n")
-    started = time.monotonic()
+    started, from_scratch = time.monotonic(), not any(results().values())
     digest, marker = tests_digest(), WORK / "tests.digest"
     if marker.is_file() and marker.read_text() != digest:
         again = [name for codes in results().values() for name, code in codes.items()
@@ -333,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             mutmut("run", "--max-children", str(args.max_children), *again)
     mutmut("run", "--max-children", str(args.max_children))
     marker.write_text(digest)
-    score = write_score(what, modules, round(time.monotonic() - started, 1))
+    score = write_score(what, modules, round(time.monotonic() - started, 1), from_scratch)
     print(REPORT.read_text().split("## Survivors")[0])
     print(f"{SCORE.relative_to(ROOT)}, {REPORT.relative_to(ROOT)} written")
     return 0
