@@ -69,10 +69,10 @@ def proof_ledger(trust: str = "proven") -> None:
     if trust != "proven":
         return
     try:
-        from fastpass.annotations import LedgerError, _proofs
+        from fastpass.annotations import Ledger, LedgerError
     except ImportError:
         return
     try:
-        _proofs.ledger()
+        Ledger.load()
     except LedgerError as exc:
         raise UsageError(str(exc)) from None
