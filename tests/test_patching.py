@@ -169,7 +169,7 @@ def _fastpass_scope():
 def _observe_scope():
     from verify.lowering.observe import observe_lowering
 
-    return observe_lowering(snapshots=False)
+    return observe_lowering(snapshots=False, parts=True)  # the bench's: every row, the timers too
 
 
 def _infer_scope():
@@ -214,7 +214,7 @@ def test_restore_leaves_every_slot_identical_and_nesting_is_refused(rows, scope)
 
 @pytest.mark.parametrize("rows, document, feature_column", [
     (_fastpass_rows, "fastpass/README.md", True),
-    (_observe_rows, "verify/lowering/observe.py", False),
+    (_observe_rows, "verify/lowering/observe.py", True),
     (_infer_rows, "verify/gate/infer.py", False),
     (lambda: _intercept_module().patch_points(None), "verify/crosscheck/intercept.py", False),
 ], ids=["fastpass", "observe", "infer", "intercept"])

@@ -4,15 +4,23 @@ The lowering observers' patch points (`patch_points()`, installed through
 `fastpass.patching` like fastpass's own in `fastpass/_patches.py`, the gate's in
 `verify/gate/infer.py` and crosscheck's in `verify/crosscheck/intercept.py`). They are installed
 for the duration of one lowering (not nested) and removed after it; none changes what a pass
-sees (the two provenance hooks only count graphs and tag a record):
+sees (the two provenance hooks only count graphs and tag a record). The rows of feature `parts`
+are installed only when asked (`observe_lowering(parts=True)`: the bench's lowerings): they time
+the named parts of the lowering outside its passes (`steps.Part`), each call passed through
+unchanged:
 
-| owner | attribute | why |
-|---|---|---|
-| `torch.fx.passes.infra.pass_manager.PassManager` | `__call__` | ARM TFA / submodule pipelines and GraphModule pass managers |
-| `executorch.exir.pass_manager.ExportedProgramPassManager` | `__call__` | to_edge / transform passes and the ARM TOSA pipeline per delegate |
-| `executorch.backends.arm.tosa.backend.TOSABackend` | `_preprocess` | delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U) |
-| `torch.fx.graph.Graph` | `__init__` | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
-| `torch.fx.traceback.NodeSource.NodeInfo` | `__init__` | tags a provenance record with its lowering and its graph's generation at that address |
+| owner | attribute | feature | why |
+|---|---|---|---|
+| `torch.fx.passes.infra.pass_manager.PassManager` | `__call__` | always | ARM TFA / submodule pipelines and GraphModule pass managers (with parts timed: the managers' own time between passes) |
+| `executorch.exir.pass_manager.ExportedProgramPassManager` | `__call__` | always | to_edge / transform passes and the ARM TOSA pipeline per delegate (the same) |
+| `executorch.backends.arm.tosa.backend.TOSABackend` | `_preprocess` | always | delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U); with parts timed, TOSA serialization: the call minus the passes in it |
+| `torch.fx.graph.Graph` | `__init__` | always | counts graphs created per address (see snapshot.GraphIds: ids are reused) |
+| `torch.fx.traceback.NodeSource.NodeInfo` | `__init__` | always | tags a provenance record with its lowering and its graph's generation at that address |
+| `torch.export.exported_program.ExportedProgram` | `run_decompositions` | parts | times the decompositions re-trace (to_edge_transform_and_lower calls it up to three times per program, in _gen_edge_manager_for_partitioners) |
+| `executorch.exir.program._program` | `_generate_edge_program` | parts | times the aten-to-edge conversion, whose passes it calls directly, not through a pass manager (the passes of its closing _transform are steps: taken out) |
+| `executorch.exir.backend.partitioner.Partitioner` | `__call__` | parts | times partitioning: to_backend calls the partitioner, whose __call__ is its partition() |
+| `executorch.backends.arm._passes.arm_pass_manager.ArmPassManager` | `transform_to_backend_pipeline` | parts | times building a delegate's ARM pass pipeline (its pass manager's run, and the passes, taken out): so that TOSA serialization is the TOSA backend's own work |
+| `executorch.backends.arm.ethosu.backend.EthosUBackend` | `_compile_tosa_flatbuffer` | parts | times Vela: the Ethos-U backend's compile of the delegate's TOSA flatbuffer |
 
 Passes are wrapped, never replaced: a wrapper calls the pass exactly as the manager would
 and then records the graph, so what runs is what would have run.
@@ -25,11 +33,14 @@ import functools
 import inspect
 import itertools
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from fastpass.patching import PatchPoint, Patches
 from verify.lowering.snapshot import GRAPH_GENERATION, GraphIds, GraphSnapshot, RecordDigests, take_snapshot
-from verify.lowering.steps import Observation, PassStep
+from verify.lowering.steps import Observation, Part, PassStep
+
+PARTS = "parts"  # the feature of the rows that time the parts (steps.Part)
 
 
 # One number per observed lowering in this process, never reused: part of every provenance tag
@@ -38,10 +49,22 @@ from verify.lowering.steps import Observation, PassStep
 _LOWERING_SERIALS = itertools.count(1)
 
 
+@dataclass
+class _Frame:
+    """One timed call in flight: a pass step (`part` None) or a part."""
+
+    part: Part | None
+    start: float
+    inner: float = 0.0  # seconds of the timed calls that ran inside this one
+
+
 class _Observer:
-    def __init__(self, snapshots: bool) -> None:
+    def __init__(self, snapshots: bool, parts: bool = False) -> None:
         self.serial = next(_LOWERING_SERIALS)
         self.take_snapshots = snapshots
+        self.time_parts = parts
+        self.frames: list[_Frame] = []  # the timed calls in flight, innermost last
+        self.open_passes = 0  # pass steps among them
         self.observation = Observation()
         self.graph_ids = GraphIds()
         self.record_digests = RecordDigests()
@@ -65,6 +88,46 @@ class _Observer:
                      snap.digest if snap else None, seconds)
         )
 
+    def run_pass(self, fn: Any, argument: Any) -> tuple[Any, float]:
+        """`fn(argument)` as one pass step: (its result, its seconds)."""
+        nested = self.open_passes > 0
+        frame = self._open(None)
+        self.open_passes += 1
+        try:
+            result = fn(argument)
+        finally:
+            self.open_passes -= 1
+            seconds = self._close(frame)
+        if nested:
+            self.observation.nested_step_seconds += seconds
+        return result, seconds
+
+    def run_part(self, part: Part, call: Any, *args: Any, **kwargs: Any) -> Any:
+        """`call(*args, **kwargs)`, its exclusive time added to `part` (if parts are timed, and
+        it runs inside no pass step: a pass's inner calls are the pass's time)."""
+        if not self.time_parts or self.open_passes:
+            return call(*args, **kwargs)
+        frame = self._open(part)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            seconds = self._close(frame)
+            totals = self.observation.part_seconds
+            totals[part] = totals.get(part, 0.0) + seconds - frame.inner
+
+    def _open(self, part: Part | None) -> _Frame:
+        frame = _Frame(part, time.perf_counter())
+        self.frames.append(frame)
+        return frame
+
+    def _close(self, frame: _Frame) -> float:
+        seconds = time.perf_counter() - frame.start
+        popped = self.frames.pop()
+        assert popped is frame, "timed calls closed out of order"
+        if self.frames:
+            self.frames[-1].inner += seconds
+        return seconds
+
     def manager_label(self, manager: Any) -> str:
         kind = type(manager).__name__
         key = f"{self.phase}:{kind}"
@@ -87,9 +150,7 @@ def _wrap_graph_pass(fn: Any, observer: _Observer, manager: str, index: int) -> 
 
     @functools.wraps(fn if inspect.isfunction(fn) else type(fn).__call__)
     def observed(module):
-        start = time.perf_counter()
-        res = fn(module)
-        seconds = time.perf_counter() - start
+        res, seconds = observer.run_pass(fn, module)
         observer.record(manager, index, name, getattr(res, "graph_module", module), seconds)
         return res
 
@@ -110,9 +171,7 @@ def _wrap_program_pass(fn: Any, observer: _Observer, manager: str, index: int) -
 
 
 def _run_program_pass(fn, exported_program, observer, manager, index, name):
-    start = time.perf_counter()
-    res = fn(exported_program)
-    seconds = time.perf_counter() - start
+    res, seconds = observer.run_pass(fn, exported_program)
     observer.record(manager, index, name, res.exported_program.graph_module, seconds)
     return res
 
@@ -131,7 +190,8 @@ def _observed_manager(original: Any, observer: _Observer) -> Any:
         ]
         saved, self.passes = self.passes, wrapped
         try:
-            return original(self, module, *args, **kwargs)
+            # A manager's own work between its passes (ordering, checks, verifiers): a part of its own.
+            return observer.run_part(Part.PASS_MANAGERS, original, self, module, *args, **kwargs)
         finally:
             self.passes = saved
 
@@ -145,7 +205,7 @@ def _observed_preprocess(original: Any, observer: _Observer) -> Any:
         outer = observer.phase
         observer.phase = f"delegate{len(observer.observation.delegate_tosa)}"
         try:
-            result = original_preprocess(edge_program, compile_spec)
+            result = observer.run_part(Part.TOSA_SERIALIZATION, original_preprocess, edge_program, compile_spec)
             observer.observation.delegate_tosa.append(bytes(result.processed_bytes))
             final = observer.snapshot(edge_program.graph_module, full=True)
             if final is not None:
@@ -194,26 +254,74 @@ def _tagged_info_init(info_init: Any, observer: _Observer) -> Any:
     return tagged_info_init
 
 
+def _timed(part: Part, observer: _Observer) -> Any:
+    """wrap(original) for a method or a function: the call, timed as `part`."""
+
+    def wrap(original: Any) -> Any:
+        @functools.wraps(original)
+        def timed(*args, **kwargs):
+            return observer.run_part(part, original, *args, **kwargs)
+
+        return timed
+
+    wrap.part = part  # which part a row times (tests remove a row by it)
+    return wrap
+
+
+def _timed_static(part: Part, observer: _Observer) -> Any:
+    """The same for a staticmethod (read from the class's __dict__, put back as one)."""
+    timed = _timed(part, observer)
+
+    def wrap(original: Any) -> Any:
+        return staticmethod(timed(original.__func__))
+
+    wrap.part = part
+    return wrap
+
+
 def patch_points(observer: _Observer) -> list[PatchPoint]:
-    """The observers' table (the module docstring shows it): every row installed, for one lowering."""
+    """The observers' table (the module docstring shows it): every row without a feature is
+    installed for each lowering; the `parts` rows when the lowering's parts are timed."""
+    from executorch.backends.arm._passes import ArmPassManager
+    from executorch.backends.arm.ethosu.backend import EthosUBackend
     from executorch.backends.arm.tosa.backend import TOSABackend
+    from executorch.exir.backend.partitioner import Partitioner
     from executorch.exir.pass_manager import ExportedProgramPassManager
+    from executorch.exir.program import _program
+    from torch.export import ExportedProgram
     from torch.fx import Graph
     from torch.fx.passes.infra.pass_manager import PassManager
     from torch.fx.traceback import NodeSource
 
     return [
         PatchPoint(PassManager, "__call__", (), wrap=lambda original: _observed_manager(original, observer),
-                   why="ARM TFA / submodule pipelines and GraphModule pass managers"),
+                   why="ARM TFA / submodule pipelines and GraphModule pass managers (with parts timed: the "
+                       "managers' own time between passes)"),
         PatchPoint(ExportedProgramPassManager, "__call__", (),
                    wrap=lambda original: _observed_manager(original, observer),
-                   why="to_edge / transform passes and the ARM TOSA pipeline per delegate"),
+                   why="to_edge / transform passes and the ARM TOSA pipeline per delegate (the same)"),
         PatchPoint(TOSABackend, "_preprocess", (), wrap=lambda original: _observed_preprocess(original, observer),
-                   why="delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U)"),
+                   why="delegate boundaries, the TOSA flatbuffer (also the intermediate TOSA of Ethos-U); with "
+                       "parts timed, TOSA serialization: the call minus the passes in it"),
         PatchPoint(Graph, "__init__", (), wrap=lambda original: _counted_graph_init(original, observer),
                    why="counts graphs created per address (see snapshot.GraphIds: ids are reused)"),
         PatchPoint(NodeSource.NodeInfo, "__init__", (), wrap=lambda original: _tagged_info_init(original, observer),
                    why="tags a provenance record with its lowering and its graph's generation at that address"),
+        PatchPoint(ExportedProgram, "run_decompositions", (PARTS,), wrap=_timed(Part.DECOMPOSITIONS, observer),
+                   why="times the decompositions re-trace (to_edge_transform_and_lower calls it up to three "
+                       "times per program, in _gen_edge_manager_for_partitioners)"),
+        PatchPoint(_program, "_generate_edge_program", (PARTS,), wrap=_timed(Part.TO_EDGE, observer),
+                   why="times the aten-to-edge conversion, whose passes it calls directly, not through a pass "
+                       "manager (the passes of its closing _transform are steps: taken out)"),
+        PatchPoint(Partitioner, "__call__", (PARTS,), wrap=_timed(Part.PARTITIONING, observer),
+                   why="times partitioning: to_backend calls the partitioner, whose __call__ is its partition()"),
+        PatchPoint(ArmPassManager, "transform_to_backend_pipeline", (PARTS,),
+                   wrap=_timed(Part.PIPELINE_SETUP, observer),
+                   why="times building a delegate's ARM pass pipeline (its pass manager's run, and the passes, "
+                       "taken out): so that TOSA serialization is the TOSA backend's own work"),
+        PatchPoint(EthosUBackend, "_compile_tosa_flatbuffer", (PARTS,),
+                   wrap=_timed_static(Part.VELA, observer),
+                   why="times Vela: the Ethos-U backend's compile of the delegate's TOSA flatbuffer"),
     ]
 
 
@@ -222,10 +330,11 @@ PATCHES = Patches("verify.lowering.observe_lowering", "leave the enclosing obser
 
 
 @contextlib.contextmanager
-def observe_lowering(snapshots: bool = True):
-    """Yield an `Observation` filled in while the block lowers a program."""
-    observer = _Observer(snapshots)
-    PATCHES.install(patch_points(observer))
+def observe_lowering(snapshots: bool = True, parts: bool = False):
+    """Yield an `Observation` filled in while the block lowers a program; `parts`: time its
+    parts too (`Observation.part_seconds`)."""
+    observer = _Observer(snapshots, parts)
+    PATCHES.install(patch_points(observer), features=(PARTS,) if parts else ())
     try:
         yield observer.observation
     finally:

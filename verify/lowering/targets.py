@@ -18,6 +18,7 @@ class Target:
     make_spec: Callable[[], Any]
     make_quantizer: Callable[[Any], Any] | None
     make_partitioner: Callable[[Any], Any]
+    compiles_with_vela: bool = False  # the delegate's TOSA is compiled by Vela (Ethos-U): a Vela call per delegate
 
 
 class UnknownTargetError(ValueError):
@@ -74,9 +75,9 @@ TARGETS: dict[str, Target] = {
         Target("tosa-fp", "TOSA-1.0+FP, no quantization", False,
                _tosa_spec("TOSA-1.0+FP"), None, _tosa_partitioner),
         Target("ethos-u55", "Ethos-U55-128 (Vela), EthosUQuantizer + EthosUPartitioner", True,
-               _ethosu_spec("ethos-u55-128"), _ethosu_quantizer, _ethosu_partitioner),
+               _ethosu_spec("ethos-u55-128"), _ethosu_quantizer, _ethosu_partitioner, compiles_with_vela=True),
         Target("ethos-u85", "Ethos-U85-256 (Vela), EthosUQuantizer + EthosUPartitioner", True,
-               _ethosu_spec("ethos-u85-256"), _ethosu_quantizer, _ethosu_partitioner),
+               _ethosu_spec("ethos-u85-256"), _ethosu_quantizer, _ethosu_partitioner, compiles_with_vela=True),
     )
 }
 
