@@ -55,15 +55,42 @@ def reset_peak() -> PeakScope:
     return PeakScope.LOWERING if peak_resident_bytes() <= resident_bytes() + 4 * 1024 * 1024 else PeakScope.PROCESS
 
 
+class MissingPartError(RuntimeError):
+    """A part the lowering must have run was never timed: its timer no longer sees the call
+    (executorch moved it), and its time would pass unnoticed as `other`."""
+
+
+def timed_parts(result, target) -> dict[str, float | None]:
+    """Each Part's exclusive seconds (verify.lowering.steps.Part; None: it did not run), checked:
+    decompositions, the to_edge conversion and partitioning run in every lowering, the ARM
+    pipeline's setup and TOSA serialization once a delegate was made, Vela once one was made for
+    a Vela target."""
+    from verify.lowering.steps import Part
+
+    observed = result.observation.part_seconds
+    expected = {Part.DECOMPOSITIONS, Part.TO_EDGE, Part.PARTITIONING}
+    if result.payloads:
+        expected |= {Part.PIPELINE_SETUP, Part.TOSA_SERIALIZATION}
+        if target.compiles_with_vela:
+            expected.add(Part.VELA)
+    missing = sorted(part.value for part in expected if part not in observed)
+    if missing:
+        raise MissingPartError(f"{', '.join(missing)} never timed: the timer (verify/lowering/observe.py, "
+                               "feature 'parts') no longer sees the call")
+    return {part.value: observed.get(part) for part in Part}
+
+
 def run(job: dict) -> WorkerRun:
     """One lowering through verify.lowering.lower(), as every command lowers: no per-pass
-    snapshots (they would dominate the timings), no reference runs, no serialization; the
-    final graph's digest and the delegates' bytes still say that both modes produced the same.
-    `lower_seconds` is lower()'s own clock: enabling and disabling fastpass included (what a
-    user pays), the deep copy of the input not. The memory figures bracket the lower() call
-    (its deep copy of the program included, in both modes)."""
+    snapshots (they would dominate the timings), no reference runs; its parts timed
+    (`timed_parts`), and to_executorch() after it, timed apart (`to_executorch_seconds`, not in
+    `lower_seconds`); the final graph's digest, the delegates' bytes and the .pte still say that
+    both modes produced the same. `lower_seconds` is lower()'s own clock: enabling and disabling
+    fastpass included (what a user pays), the deep copy of the input not. The memory figures
+    bracket the lowering (its deep copy of the program included, in both modes; to_executorch()
+    not: the peak is read as soon as the lowering call returns)."""
     from verify.cases import build_model
-    from verify.compare.digests import LoweringDigests
+    from verify.compare.digests import LoweringDigests, digest as bytes_digest
     from verify.lowering.lower import lower
     from verify.lowering.mode import Mode
     from verify.lowering.quantize import export_program
@@ -76,9 +103,10 @@ def run(job: dict) -> WorkerRun:
     mode = Mode(job["mode"])
     rss_before = resident_bytes()
     scope = reset_peak()
+    peaks: list[int] = []
     result = lower(program, target, mode, tuple(job["features"]), snapshots=False, reference_sets=0,
-                   final_snapshot=True, serialize=False)
-    peak = peak_resident_bytes()
+                   final_snapshot=True, serialize=True, parts=True, lowered=lambda: peaks.append(peak_resident_bytes()))
+    peak = peaks[0] if peaks else peak_resident_bytes()
     if not result.ok:
         raise RuntimeError(f"{mode.value} lowering failed: {result.error}")
     steps = [s for s in result.observation.steps if s.index >= 0]
@@ -97,8 +125,12 @@ def run(job: dict) -> WorkerRun:
         delegate_tosa_digests=identity.delegate_tosa,
         final_graph_digest=identity.final_graph,
         per_pass=tuple(PassTiming(s.phase, s.manager, s.index, s.pass_name, s.seconds) for s in steps),
+        parts=timed_parts(result, target),
+        nested_step_seconds=result.observation.nested_step_seconds,
+        to_executorch_seconds=result.to_executorch_seconds,
+        pte_digest=None if result.program is None else bytes_digest(result.program),
+        mode_switch_seconds=result.seconds - result.call_seconds,
     )
-
 
 
 def run_job(job: dict) -> dict:

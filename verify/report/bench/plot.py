@@ -9,6 +9,8 @@ from verify.report.bench.results import AblationRow, CaseResult, METRICS, PassTi
 from verify.lowering.mode import Mode
 
 _LOWER, _PIPELINE = (next(m for m in METRICS if m.key == key) for key in ("lower_seconds", "pass_pipeline_seconds"))
+# lower() part by part: the pipeline, then the rows outside it (`outside_pipeline_seconds` is their sum)
+_SPLIT = [m for m in METRICS if m.key == "pass_pipeline_seconds" or m.label.startswith("  ")]
 
 
 def _per_pass_seconds(per_pass: tuple[PassTiming, ...], phase: str = "delegate0") -> dict[str, float]:
@@ -47,7 +49,11 @@ def write_plot(case: CaseResult, ablation: list[AblationRow], path: Path, top: i
     fast = _per_pass_seconds(last.fastpass.per_pass)
     names = sorted(stock, key=stock.get, reverse=True)[:top]
     lower, pipeline = case.summary(_LOWER).ratio.median, case.summary(_PIPELINE).ratio.median
-    fig, axes = plt.subplots(1, 2 if ablation else 1, figsize=(16 if ablation else 11, 10), squeeze=False)
+    fig, axes = plt.subplots(2, 2 if ablation else 1, figsize=(16 if ablation else 11, 13), squeeze=False,
+                             gridspec_kw={"height_ratios": [4, 1]})
+    _plot_split(axes[1][0], case)
+    for extra in axes[1][1:]:
+        extra.axis("off")
     ax = axes[0][0]
     y = range(len(names))
     ax.barh([i + 0.2 for i in y], [stock[n] for n in names], height=0.4, label=Mode.STOCK.value)
@@ -73,3 +79,24 @@ def write_plot(case: CaseResult, ablation: list[AblationRow], path: Path, top: i
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _plot_split(ax, case: CaseResult) -> None:
+    """Where lower() goes: one stacked bar per mode, the medians of the pipeline and of each part."""
+    from matplotlib import colormaps
+
+    colors = colormaps["tab20"]
+    left = {Mode.STOCK: 0.0, Mode.FASTPASS: 0.0}
+    for index, metric in enumerate(_SPLIT):
+        summary = case.summary(metric)
+        widths = {Mode.STOCK: summary.stock.median or 0.0, Mode.FASTPASS: summary.fastpass.median or 0.0}
+        if not any(widths.values()):
+            continue
+        modes = list(widths)
+        ax.barh([m.value for m in modes], [widths[m] for m in modes], left=[left[m] for m in modes],
+                label=metric.label.strip().removesuffix(" s"), color=colors(index % 20))
+        for m in modes:
+            left[m] += widths[m]
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds (medians over the pairs): lower() part by part")
+    ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.3))

@@ -17,8 +17,16 @@ from enum import Enum
 from typing import Any, Callable, Iterable
 
 from verify.lowering.mode import Mode
+from verify.lowering.steps import Part
 
 MIB = 1024 * 1024
+
+# The floor: the parts of a lowering no fastpass patch point acts in (tests/test_bench_parts.py
+# counts every fastpass replacement's calls by the part they come from: none in these, some in
+# each other part). Only the gc feature reaches them (its collector settings are process-wide);
+# what fastpass can gain is bounded by them: stock lower() / floor is the ratio with everything
+# else at zero.
+FLOOR_PARTS: tuple[Part, ...] = (Part.PARTITIONING, Part.TOSA_SERIALIZATION, Part.VELA)
 
 
 class PeakScope(str, Enum):
@@ -102,13 +110,37 @@ class WorkerRun:
     delegate_tosa_digests: tuple[str, ...]
     final_graph_digest: str | None
     per_pass: tuple[PassTiming, ...] = ()
+    # Part value -> its exclusive seconds in lower() (verify.lowering.steps.Part); None: it did not
+    # run (Vela in a TOSA target's lowering)
+    parts: dict[str, float | None] = field(default_factory=dict)
+    nested_step_seconds: float = 0.0  # pass steps inside other pass steps: in both their sums
+    to_executorch_seconds: float | None = None  # after lower(), not in it; None: to_executorch() failed
+    pte_digest: str | None = None  # the serialized program's (identity: equal in both modes)
+    # lower() around the lowering call: fastpass's enable and disable (stock: none), the observers'
+    # install and restore
+    mode_switch_seconds: float = 0.0
 
     @property
     def outside_pipeline_seconds(self) -> float:
-        """lower() minus the ARM pass pipeline: decompositions, to_edge (its observed passes are
-        `edge_pass_seconds`), partitioning, TOSA serialization, Vela, ...: the part the ARM
-        pass-level features cannot shorten."""
+        """lower() minus the ARM pass pipeline: the named parts, the edge passes and `other`."""
         return self.lower_seconds - self.pass_pipeline_seconds
+
+    def part_seconds(self, part: Part) -> float | None:
+        return self.parts.get(part.value)
+
+    @property
+    def other_seconds(self) -> float:
+        """lower() minus everything named (the pipeline, the edge passes, every part, the mode
+        switch; a pass step inside another counted once): the partitioner's construction, fake
+        program copies, delegate fusing, the checks after lowering, ..."""
+        named = sum(v for v in self.parts.values() if v is not None)
+        return (self.lower_seconds - self.pass_pipeline_seconds - self.edge_pass_seconds - named
+                - self.mode_switch_seconds + self.nested_step_seconds)
+
+    @property
+    def floor_seconds(self) -> float:
+        """The floor parts' sum (FLOOR_PARTS; those that ran)."""
+        return sum(self.part_seconds(p) or 0.0 for p in FLOOR_PARTS)
 
     def to_json(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -125,16 +157,19 @@ class WorkerRun:
             program_digest=data["program_digest"], payload_digests=tuple(data["payload_digests"]),
             delegate_tosa_digests=tuple(data["delegate_tosa_digests"]),
             final_graph_digest=data["final_graph_digest"],
-            per_pass=tuple(PassTiming(**p) for p in data["per_pass"]))
+            per_pass=tuple(PassTiming(**p) for p in data["per_pass"]), parts=dict(data["parts"]),
+            nested_step_seconds=data["nested_step_seconds"], to_executorch_seconds=data["to_executorch_seconds"],
+            pte_digest=data["pte_digest"], mode_switch_seconds=data["mode_switch_seconds"])
 
 
-IDENTITY_FIELDS = ("program_digest", "payload_digests", "delegate_tosa_digests", "final_graph_digest")
+IDENTITY_FIELDS = ("program_digest", "payload_digests", "delegate_tosa_digests", "final_graph_digest", "pte_digest")
 
 
 def identity_problems(stock: WorkerRun, fast: WorkerRun) -> tuple[str, ...]:
     """What differs between two lowerings of one pair: the quantized program they started from
     (else the pair compares nothing), and the checks' view as digests
-    (verify.compare.digests.LoweringDigests: the delegates' bytes and TOSA, the final graph)."""
+    (verify.compare.digests.LoweringDigests: the delegates' bytes and TOSA, the final graph), and
+    the serialized program (.pte)."""
     return tuple(f"{name} differs" for name in IDENTITY_FIELDS if getattr(stock, name) != getattr(fast, name))
 
 
@@ -174,11 +209,34 @@ def _counter(name: str) -> Callable[[WorkerRun], float | None]:
     return lambda run: None if run.fastpass is None else getattr(run.fastpass, name)
 
 
+# How the table and the floor line name each part.
+PART_LABELS: dict[Part, str] = {
+    Part.DECOMPOSITIONS: "decompositions re-trace", Part.TO_EDGE: "to_edge conversion",
+    Part.PARTITIONING: "partitioning", Part.PIPELINE_SETUP: "ARM pipeline setup", Part.PASS_MANAGERS: "pass managers",
+    Part.TOSA_SERIALIZATION: "TOSA serialization", Part.VELA: "Vela",
+}
+
+
+def _part(part: Part) -> Metric:
+    return Metric(f"{part.value}_seconds", f"  {PART_LABELS[part]} s", lambda run: run.part_seconds(part))
+
+
 METRICS: tuple[Metric, ...] = (
     Metric("lower_seconds", "lower() s", lambda r: r.lower_seconds),
     Metric("pass_pipeline_seconds", "ARM pass pipeline s", lambda r: r.pass_pipeline_seconds),
     Metric("outside_pipeline_seconds", "outside the pipeline s", lambda r: r.outside_pipeline_seconds),
-    Metric("edge_pass_seconds", "  of which edge passes s", lambda r: r.edge_pass_seconds),
+    # outside the pipeline, part by part (exclusive times, in the order a lowering reaches them)
+    _part(Part.DECOMPOSITIONS),
+    _part(Part.TO_EDGE),
+    Metric("edge_pass_seconds", "  edge passes s", lambda r: r.edge_pass_seconds),
+    _part(Part.PARTITIONING),
+    _part(Part.PIPELINE_SETUP),
+    _part(Part.PASS_MANAGERS),
+    _part(Part.TOSA_SERIALIZATION),
+    _part(Part.VELA),
+    Metric("mode_switch_seconds", "  fastpass on/off, observers s", lambda r: r.mode_switch_seconds),
+    Metric("other_seconds", "  other s", lambda r: r.other_seconds),
+    Metric("to_executorch_seconds", "to_executorch() s, after lower()", lambda r: r.to_executorch_seconds),
     Metric("peak_rss_bytes", "peak RSS MiB", lambda r: r.memory.peak_rss_bytes, 1 / MIB),
     Metric("rss_before_bytes", "RSS before lower() MiB", lambda r: r.memory.rss_before_bytes, 1 / MIB),
     Metric("rss_increase_bytes", "RSS increase MiB", lambda r: r.memory.increase_bytes, 1 / MIB),
@@ -225,6 +283,21 @@ class MetricSummary:
 
 
 @dataclass(frozen=True)
+class Floor:
+    """What no fastpass feature shortens in a case: the floor parts (FLOOR_PARTS, those that ran),
+    measured in its fastpass lowerings."""
+
+    parts: tuple[Part, ...]
+    seconds: Spread  # their sum per fastpass lowering
+    share: Spread  # of that lowering's lower() time
+    ceiling: Spread  # per pair, stock lower() / fastpass floor: lower()'s ratio if all else took no time
+
+    def to_json(self) -> dict[str, Any]:
+        return {"parts": [p.value for p in self.parts], "fastpass_seconds": asdict(self.seconds),
+                "share_of_fastpass_lower": asdict(self.share), "ceiling_ratio": asdict(self.ceiling)}
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """One model on one target over all pairs."""
 
@@ -255,12 +328,23 @@ class CaseResult:
     def summaries(self) -> list[MetricSummary]:
         return [self.summary(m) for m in METRICS]
 
+    @property
+    def floor(self) -> Floor:
+        fast = [p.fastpass for p in self.pairs]
+        return Floor(
+            tuple(part for part in FLOOR_PARTS if any(run.part_seconds(part) is not None for run in fast)),
+            Spread.of(run.floor_seconds for run in fast),
+            Spread.of(run.floor_seconds / run.lower_seconds for run in fast if run.lower_seconds > 0),
+            Spread.of(p.stock.lower_seconds / p.fastpass.floor_seconds for p in self.pairs
+                      if p.fastpass.floor_seconds > 0))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model, "target": self.target, "identical": self.identical,
             "pairs_identical": sum(p.identical for p in self.pairs), "pairs": len(self.pairs),
             "graph_spec": self.graph_spec, "error": self.error, "relied_on": self.relied_on,
             "summary": {s.key: _jsonable(asdict(s)) for s in self.summaries()},
+            "floor": self.floor.to_json(),
             "pair_runs": [{"index": p.index, "identical": p.identical, "problems": list(p.problems),
                            Mode.STOCK.value: p.stock.to_json(), Mode.FASTPASS.value: p.fastpass.to_json()}
                           for p in self.pairs],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verify.report.bench.results import METRICS, BenchResult, CaseResult, PeakScope, Spread
+from verify.report.bench.results import METRICS, PART_LABELS, BenchResult, CaseResult, Floor, PeakScope, Spread
 from verify.report.verdict import relied_on_summary
 
 _HEADER = ("case", "figure", "stock", "fastpass", "stock/fastpass")
@@ -45,6 +45,18 @@ def _case_rows(case: CaseResult) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
+def format_floor(case: CaseResult, floor: Floor) -> str:
+    """One line: the floor of a case, what share of a fastpass lowering it is, and the ceiling it sets."""
+    if floor.seconds.median is None:
+        return f"floor {case.model} on {case.target}: no fastpass lowering finished"
+    names = " + ".join(PART_LABELS[p] for p in floor.parts) or "none ran"
+    line = (f"floor {case.model} on {case.target}: {format_spread(floor.seconds)} s ({names}: no fastpass patch "
+            f"point acts in them; fastpass lowerings), {format_spread(floor.share, 100, ' %')} of fastpass lower()")
+    if floor.ceiling.median is not None:
+        line += f"; lower() at most {format_spread(floor.ceiling, suffix='x')} if all else took no time"
+    return line
+
+
 def format_table(result: BenchResult) -> str:
     blocks = [_case_rows(case) for case in result.cases]
     rows = [row for block in blocks for row in block]
@@ -66,6 +78,10 @@ def format_table(result: BenchResult) -> str:
         if index:
             lines.append("")
         lines += [line(r) for r in block]
+    lines += ["", "outside the pipeline, by part: exclusive times (a part's inner passes and parts taken out); the "
+              "pipeline, the parts and other add up to lower(); -: the part did not run (Vela: Ethos-U targets only); "
+              "to_executorch() runs after lower(), timed apart"]
+    lines += [format_floor(case, case.floor) for case in result.cases if case.pairs]
     if result.ablation:
         lines += ["", "ablation: one fastpass lowering per configuration; ratios against the median of the case's "
                   f"{len(result.ablation[0].timing_stocks)} stock lowerings in this run "
