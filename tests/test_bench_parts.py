@@ -171,6 +171,7 @@ def test_other_the_floor_and_its_ceiling_on_synthetic_runs(tmp_path):
     assert summary["decompositions_seconds"].ratio.median == pytest.approx(14.0)
     assert summary["to_executorch_seconds"].ratio.median == pytest.approx(2.0)
     assert summary["vela_seconds"].ratio.median is None and summary["vela_seconds"].stock.count == 0
+    assert summary["mode_switch_seconds"].fastpass.median == 0.25 and summary["mode_switch_seconds"].ratio.count == 0
     floor = case.floor
     assert floor.parts == (Part.PARTITIONING, Part.TOSA_SERIALIZATION)
     assert floor.seconds.median == pytest.approx(0.5)

@@ -203,6 +203,7 @@ class Metric:
     read: Callable[[WorkerRun], float | None]
     unit_scale: float = 1.0  # table unit per JSON unit
     fastpass_only: bool = False  # stock has no such figure (fastpass's counters)
+    ratio: bool = True  # False: stock's figure is not the same thing (no stock/fastpass ratio)
 
 
 def _counter(name: str) -> Callable[[WorkerRun], float | None]:
@@ -234,7 +235,8 @@ METRICS: tuple[Metric, ...] = (
     _part(Part.PASS_MANAGERS),
     _part(Part.TOSA_SERIALIZATION),
     _part(Part.VELA),
-    Metric("mode_switch_seconds", "  fastpass on/off, observers s", lambda r: r.mode_switch_seconds),
+    # stock switches nothing on (its figure is the observers' alone): no ratio
+    Metric("mode_switch_seconds", "  fastpass on/off, observers s", lambda r: r.mode_switch_seconds, ratio=False),
     Metric("other_seconds", "  other s", lambda r: r.other_seconds),
     Metric("to_executorch_seconds", "to_executorch() s, after lower()", lambda r: r.to_executorch_seconds),
     Metric("peak_rss_bytes", "peak RSS MiB", lambda r: r.memory.peak_rss_bytes, 1 / MIB),
@@ -269,7 +271,7 @@ class Pair:
     def ratio(self, metric: Metric) -> float | None:
         """stock/fastpass of one figure (None where either side has none or fastpass's is 0)."""
         stock, fast = metric.read(self.stock), metric.read(self.fastpass)
-        if stock is None or fast is None or fast <= 0:
+        if not metric.ratio or stock is None or fast is None or fast <= 0:
             return None
         return stock / fast
 
