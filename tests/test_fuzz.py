@@ -441,6 +441,83 @@ def test_coverage_verdict_infers_presentation_for_a_pass_run_outside_pass_manage
     assert (without_cast.standing, without_cast.invoked, without_cast.drawn) == (Standing.TOO_FEW_EXAMPLES, 5, 0)
 
 
+def test_the_default_campaign_and_its_vocabulary_agree():
+    """`verify fuzz`'s default campaign (`long_campaign`, what `tox -e fuzz` runs) aims, on some
+    target, at every annotated pass not listed unreachable, with a route of ops that target's
+    vocabulary draws (QUARANTINED and FLOAT_ONLY applied), and a graph holding that route,
+    recorded as the harness records it, counts as exercising the pass: the campaign cannot fail
+    its coverage for want of a route it could never draw or a draw it could never credit.
+
+    Issue 47: `tox -e fuzz` failed out of the box. RemoveMixedTypeOperators' route (int_add ...
+    int_minimum, FLOAT_ONLY) was drawn on tosa-fp, but to_edge runs the pass outside the observed
+    pass managers, so no graph counted; ReplaceBrokenOpsWithFunctionalOpsPass acts on view ops
+    only, which no lowering hands it. Whether stock observes a pass is read off upstream here
+    (reach.called_by_to_edge), not from reach's own table."""
+    from generators.random import reach
+    from verify.fuzz.campaign import long_campaign
+    from verify.fuzz.coverage import (aimed_on, annotated_passes_by_name, annotated_targeted_ops, coverage_verdict,
+                                      ops_acted_on, route_on, target_vocabulary)
+    from verify.fuzz.search import focus_routes
+    from verify.report.fuzz_coverage import Standing
+
+    campaign = long_campaign()
+    targeted, acted_on = annotated_targeted_ops(), ops_acted_on()
+    focused = {target: focus_routes(target) for target in campaign.targets}
+    unobserved = reach.called_by_to_edge()
+    rows, unaimed, undrawable = [], [], {}
+    for name in sorted(set(targeted) - set(reach.UNREACHABLE)):
+        aimed = [t for t in campaign.targets if aimed_on(name, t, acted_on[name])]
+        if not aimed:
+            unaimed.append(name)
+            continue
+        drawable = set().union(*(target_vocabulary(t) for t in aimed))
+        every_route_op = route_on(name, "tosa-fp", acted_on[name]) or ()  # the widest vocabulary
+        if set(every_route_op) - drawable:
+            undrawable[name] = sorted(set(every_route_op) - drawable)
+        for target in aimed:
+            route = route_on(name, target, acted_on[name])
+            assert route is None or route in focused[target], (name, target, route)  # the campaign aims at it
+            observed = annotated_passes_by_name()[name] not in unobserved
+            rows += [{"graph": name, "target": target, "op_names": list(route or ("relu",))[:1],
+                      "stock": [name] if observed else [],
+                      "presented": [name] if observed and targeted[name] else [],
+                      "fastpass": {name: {"ran": 1, "skipped": 0, "copied": 1}}}] * campaign.min_draws
+    assert unaimed == [], "no default target draws a route to these (list them in reach.UNREACHABLE with why)"
+    assert undrawable == {}, "route ops no target the pass is presented on draws (quarantined there)"
+    verdict = coverage_verdict(rows, draws=campaign.min_draws)
+    assert [p.describe(campaign.min_draws) for p in verdict.reachable if p.standing is not Standing.EXERCISED] == []
+    assert not verdict.failed and verdict.complete
+    mixed = [p for p in verdict.reachable if p.name == "RemoveMixedTypeOperators"]
+    assert mixed and mixed[0].targets == ("tosa-fp",)  # its route is FLOAT_ONLY: tosa-fp alone draws it
+
+
+def test_coverage_verdict_says_where_a_route_is_drawn_and_when_no_vocabulary_draws_it(monkeypatch):
+    """A pass whose route only another target's vocabulary draws stands outside the campaign, which
+    says why; one whose route no vocabulary draws is "not reachable with this vocabulary", said so,
+    not a gap, and not "run more examples"."""
+    from generators.random import reach
+    from verify.fuzz.coverage import coverage_verdict
+    from verify.report.fuzz_coverage import Standing
+
+    targeted = {"RemoveMixedTypeOperators": frozenset({"aten.add.Tensor", "aten.minimum.default"})}
+    int_only = [_row("tosa-int", ops=["add"], ran=["RemoveMixedTypeOperators"])] * 12
+    mixed = _standing(coverage_verdict(int_only, targeted, draws=5), "RemoveMixedTypeOperators")
+    assert mixed.standing is Standing.OUTSIDE_CAMPAIGN and not coverage_verdict(int_only, targeted, draws=5).failed
+    assert ("reached only on tosa-fp (the vocabulary of tosa-int leaves out its route ops (int_add, int_sub, int_mul, "
+            "int_div, int_minimum): quarantined there") in mixed.describe(5)
+    on_fp = [_row("tosa-fp", ops=["int_minimum"], ran=["RemoveMixedTypeOperators"])]
+    assert _standing(coverage_verdict(on_fp, targeted, draws=5), "RemoveMixedTypeOperators").standing is (
+        Standing.EXERCISED)
+    # every op of its route quarantined everywhere (as if FLOAT_ONLY were empty)
+    monkeypatch.setitem(reach.FORM_ROUTES, "RemoveMixedTypeOperators", (("as_strided",), "test"))
+    everywhere = [dict(int_only[0], target=t) for t in ("tosa-int", "tosa-fp", "ethos-u55", "ethos-u85")] * 5
+    verdict = coverage_verdict(everywhere, targeted, draws=5)
+    gone = _standing(verdict, "RemoveMixedTypeOperators")
+    assert gone.standing is Standing.NOT_IN_VOCABULARY and not verdict.failed
+    assert "not reachable with this vocabulary: no target's vocabulary draws an op" in gone.describe(5)
+    assert "1 not reachable with this vocabulary" in verdict.lines()[0]
+
+
 def test_campaign_fails_the_session_only_on_a_generator_gap(tmp_path):
     """The fuzz session's exit status (conftest.pytest_sessionfinish) follows campaign_failed."""
     from verify.fuzz.campaign import FuzzCampaign

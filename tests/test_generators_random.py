@@ -317,6 +317,47 @@ def test_reach_tables_name_real_passes_and_ops():
     assert "dim_order_ops._to_dim_order_copy.default" in reach.edge_forms("aten._to_copy.default")
 
 
+def test_passes_run_outside_pass_managers_are_the_ones_to_edge_calls_itself():
+    """RUN_OUTSIDE_MANAGERS is a claim about exir's to_edge: the annotated passes its
+    _generate_edge_program calls one by one (`for p in passes: p(gm)`, no pass manager for the
+    stock observation to see), read off upstream. Issue 47: RemoveMixedTypeOperators was missing,
+    so no fuzz graph could count as exercising it and `tox -e fuzz` failed out of the box."""
+    import inspect
+
+    from executorch.exir.program import _program
+
+    from generators.random import reach
+
+    from verify.gate.passes import annotated_passes
+
+    assert "for p in passes:" in inspect.getsource(_program._generate_edge_program)
+    direct = {cls.__name__: cls for cls in reach.called_by_to_edge()}
+    assert {"RemoveMixedTypeOperators", "MemoryFormatOpsPass", "ReplaceViewOpsWithViewCopyOpsPass"} <= set(direct)
+    assert direct["RemoveNoopPass"].__module__.startswith("executorch.exir.")  # not the ARM pass of that name
+    assert {cls.__name__ for cls in annotated_passes().values() if cls in direct.values()} == set(
+        reach.RUN_OUTSIDE_MANAGERS)
+
+
+def test_a_lowering_pass_never_receives_an_aten_view_op(monkeypatch):
+    """to_edge gives every ATen view op its *_copy form before any pass the campaign judges runs:
+    a route through one reaches nothing, so a pass that acts on view ops alone
+    (ReplaceBrokenOpsWithFunctionalOpsPass) needs its UNREACHABLE reason (issue 47: without one
+    the fuzz campaign called it a generator gap)."""
+    from generators.random import reach
+
+    assert not reach.reaches_lowering("aten.permute.default") and not reach.reaches_lowering("aten.view.default")
+    assert not reach.reaches_lowering("aten._unsafe_view.default")  # made view_copy too
+    assert reach.reaches_lowering("aten.permute_copy.default") and reach.reaches_lowering("aten.add.Tensor")
+    assert reach.reaches_lowering("tosa.CONV2D.default") and reach.reaches_lowering("aten.no_such_op.default")
+    vocab = ops_in_vocabulary()
+    assert reach.route("SomeViewPass", {"aten.permute.default", "aten.expand.default"}, vocab) == ()
+    assert "permute" in reach.route("SomePermutePass", {"aten.permute.default", "aten.permute_copy.default"}, vocab)
+    views = {"ReplaceBrokenOpsWithFunctionalOpsPass": _annotated_targets()["ReplaceBrokenOpsWithFunctionalOpsPass"]}
+    assert views["ReplaceBrokenOpsWithFunctionalOpsPass"] and reach.unrouted(views, vocab) == []
+    monkeypatch.setattr(reach, "UNREACHABLE", {k: v for k, v in reach.UNREACHABLE.items() if k not in views})
+    assert reach.unrouted(views, vocab) == ["ReplaceBrokenOpsWithFunctionalOpsPass"]
+
+
 def test_quantizer_only_passes_match_the_upstream_pipelines():
     """QUANTIZER_ONLY / IN_NO_PIPELINE are claims about ArmPassManager: read them off its source."""
     import inspect

@@ -75,6 +75,12 @@ UNREACHABLE: dict[str, str] = {
                            "is quarantined for that reason, and so is adaptive_max_pool2d)",
     "NormalizeTransposePass": "aten.t is not Core ATen: to_edge decomposes it to permute before its "
                               "pre-op-replace passes (where this pass runs) see the graph",
+    "ReplaceBrokenOpsWithFunctionalOpsPass": "it rewrites only view ops (op.is_view), and to_edge runs torch's "
+                                             "ReplaceViewOpsWithViewCopyOpsPass just before it, which gives every "
+                                             "ATen view op its *_copy form (`route` drops them: "
+                                             "`reaches_lowering`); only a view op of another namespace would reach "
+                                             "it, and no vocabulary op makes one (measured, relu -> permute -> relu "
+                                             "on tosa-fp and tosa-int: fastpass skips it, no targeted op)",
     "DecomposeMaskedFillPass": _DECOMPOSED_EARLIER + " (masked_fill -> where)",
     "DecomposeGluPass": _DECOMPOSED_EARLIER + " (glu -> slice, sigmoid, mul)",
     "DecomposePReLUPass": _DECOMPOSED_EARLIER + " (prelu -> where)",
@@ -375,10 +381,41 @@ NOT_PRESENTING: dict[str, tuple[tuple[str, ...], str]] = {
 # presented.  They run first in to_edge, on the exported graph itself, so a graph holding their
 # route presents their ops to them: the coverage verdict counts such a graph, run by fastpass,
 # as exercised.
+# Which passes: read off exir's _generate_edge_program, which to_edge_transform_and_lower calls
+# (`called_by_to_edge`; tests/test_generators_random.py checks this table against it).
+_CALLED_BY_TO_EDGE = ("exir's to_edge calls it directly (`for p in passes: p(gm)` in _generate_edge_program, "
+                      "exir/program/_program.py), on the exported graph, outside any pass manager the stock "
+                      "observation records")
 RUN_OUTSIDE_MANAGERS: dict[str, str] = {
-    "MemoryFormatOpsPass": "exir's to_edge calls it directly (MemoryFormatOpsPass()(gm) in exir/program/_program.py), "
-                           "on the exported graph, outside any pass manager the stock observation records",
+    "MemoryFormatOpsPass": _CALLED_BY_TO_EDGE + " (MemoryFormatOpsPass()(gm), after the op replacement)",
+    "RemoveMixedTypeOperators": _CALLED_BY_TO_EDGE + " (the last of its pre-op-replace passes; measured, relu -> "
+                                "int_add -> relu on tosa-fp: no stock step, fastpass ran it and copied 2 nodes)",
+    "ReplaceBrokenOpsWithFunctionalOpsPass": _CALLED_BY_TO_EDGE + " (one of base_pre_op_replace_passes)",
+    "ScalarToTensorPass": _CALLED_BY_TO_EDGE + " (one of base_pre_op_replace_passes)",
+    "SymToTensorPass": _CALLED_BY_TO_EDGE + " (one of base_pre_op_replace_passes)",
+    "NormalizeTransposePass": _CALLED_BY_TO_EDGE + " (one of base_pre_op_replace_passes)",
 }
+
+
+@functools.lru_cache(maxsize=1)
+def called_by_to_edge() -> frozenset[type]:
+    """The pass classes exir's _generate_edge_program (what to_edge_transform_and_lower runs) calls
+    itself, one after another on the graph module: its pre-op-replace passes, then those it names
+    (MemoryFormatOpsPass...).  Read off upstream, as `quantizer_first`: the annotated ones are what
+    ``RUN_OUTSIDE_MANAGERS`` must list.  Classes, not names: exir's RemoveNoopPass is one of them,
+    the ARM backend's (annotated, run by ArmPassManager) is not."""
+    import inspect
+
+    from executorch.exir import EdgeCompileConfig
+    from executorch.exir.program import _program
+
+    pre_op_replace, _ = _program._get_aten_to_edge_passes(EdgeCompileConfig())
+    # the pass manager that built the list wraps each pass (functools.wraps: __wrapped__ is the pass)
+    found = {type(getattr(p, "__wrapped__", p)) for p in pre_op_replace}
+    for name in re.findall(r"\b([A-Z]\w+Pass)\(\)", inspect.getsource(_program._generate_edge_program)):
+        found.add(getattr(_program, name))
+    return frozenset(found)
+
 
 # to_edge replaces view ops by their *_copy form and dtype/memory-format copies by dim-order ops.
 VIEW_OPS = frozenset({
@@ -410,6 +447,31 @@ def presented_ops(entry) -> set[str]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def reaches_lowering(name: str) -> bool:
+    """Can a lowering pass receive op `name` (``aten.permute.default``)?  Not an ATen view op: the
+    first passes of to_edge (torch's ReplaceViewOpsWithViewCopyOpsPass, in _generate_edge_program)
+    give every one its ``*_copy`` form, or refuse the graph, before any pass the campaign judges
+    runs; upstream's own test (`is_view_op` on the schema) decides, so that the rule follows torch."""
+    namespace, op, overload = (name.split(".") + ["", ""])[:3]
+    if namespace != "aten":
+        return True
+    import torch
+    from torch._export.passes.replace_view_ops_with_view_copy_ops_pass import (
+        _NON_FUNCTIONAL_OPS_TO_FUNCTIONAL_OPS, is_view_op,
+    )
+
+    found = getattr(getattr(torch.ops.aten, op, None), overload or "default", None)
+    if not isinstance(found, torch._ops.OpOverload):
+        return True
+    return not (is_view_op(found._schema) or found in _NON_FUNCTIONAL_OPS_TO_FUNCTIONAL_OPS)
+
+
+def received(targeted: Iterable[str]) -> set[str]:
+    """The targeted ops a lowering can hand the pass (`reaches_lowering`)."""
+    return {op for op in targeted if reaches_lowering(op)}
+
+
 def vocabulary_routes(targeted: Iterable[str], vocabulary: dict) -> list[str]:
     """Vocabulary ops whose presented ops meet `targeted` (op names like ``aten.add.Tensor``)."""
     names = set(targeted)
@@ -417,11 +479,12 @@ def vocabulary_routes(targeted: Iterable[str], vocabulary: dict) -> list[str]:
 
 
 def unrouted(targeted_by_pass: dict[str, Iterable[str]], vocabulary: dict) -> list[str]:
-    """Passes (class name -> targeted op names) with targeted ops that no vocabulary op presents,
-    no earlier pass produces from one, and ``UNREACHABLE`` does not explain: generator gaps."""
+    """Passes (class name -> targeted op names) with targeted ops that no vocabulary op presents in
+    a form a lowering hands them (`received`), no earlier pass produces from one, and
+    ``UNREACHABLE`` does not explain: generator gaps."""
     return sorted(name for name, targeted in targeted_by_pass.items()
                   if set(targeted) and name not in UNREACHABLE and name not in PRODUCED_IN_PIPELINE
-                  and not vocabulary_routes(targeted, vocabulary))
+                  and not vocabulary_routes(received(targeted), vocabulary))
 
 
 def reachable_on(name: str, target: str) -> bool:
@@ -446,14 +509,15 @@ def presentable_on(name: str, target: str, targeted: Iterable[str]) -> bool:
 def route(name: str, targeted: Iterable[str], vocabulary: dict) -> tuple[str, ...] | None:
     """The vocabulary ops of which a graph must hold one for pass `name` to receive its ops: the
     ``FORM_ROUTES`` ops when the pass acts on one form only, else the ops that present a targeted
-    op and those from which an earlier pass produces one.  ``None`` for a pass without targeted
-    ops: every graph a pipeline gives it presents it.  Empty when nothing reaches it."""
+    op in a form a lowering hands it (`received`: not an ATen view op) and those from which an
+    earlier pass produces one.  ``None`` for a pass without targeted ops: every graph a pipeline
+    gives it presents it.  Empty when nothing reaches it."""
     if name in FORM_ROUTES:
         return tuple(op for op in FORM_ROUTES[name][0] if op in vocabulary)
     targeted = set(targeted)
     if not targeted:
         return None
-    ops = vocabulary_routes(targeted, vocabulary) + list(PRODUCED_IN_PIPELINE.get(name, ((), ""))[0])
+    ops = vocabulary_routes(received(targeted), vocabulary) + list(PRODUCED_IN_PIPELINE.get(name, ((), ""))[0])
     never = set(NOT_PRESENTING.get(name, ((), ""))[0])
     return tuple(op for op in dict.fromkeys(ops) if op in vocabulary and op not in never)
 

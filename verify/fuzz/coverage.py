@@ -18,10 +18,14 @@ prints):
 Then the verdict (`coverage_verdict`): how many annotated passes some graph of the campaign can
 reach (generators.random.reach: not listed unreachable, on a target the pass acts on), how many
 were exercised, and for each of the rest why not: listed unreachable (with the reason), outside
-the campaign's targets, too few examples (its route, the vocabulary ops that reach it, was drawn
-in fewer than `min_draws` graphs), or a generator gap (drawn often enough, never exercised: the
-route does not reach the pass, or a reason is missing from the unreachable list).  Only a gap
-fails the campaign (see `CoverageVerdict.failed`).
+the campaign's targets (reached, or its route drawn, only on others), too few examples (its
+route, the vocabulary ops that reach it, was drawn in fewer than `min_draws` graphs), not
+reachable with this vocabulary (every op that would present it is quarantined), or a generator
+gap (drawn often enough, never exercised: the route does not reach the pass, or a reason is
+missing from the unreachable list).  Only a gap fails the campaign (see `CoverageVerdict.failed`).
+A target counts for a pass only where its own vocabulary draws the route (`aimed_on`, the same
+vocabulary `verify.fuzz.search.focus_routes` aims with): a quantized target leaves out the
+FLOAT_ONLY ops, so a route of those ops alone is drawn on tosa-fp, and only there expected.
 
 The values computed here (`TargetCoverage`, `CoverageVerdict`, `Throughput`...) are defined in
 verify.report.fuzz_coverage, which formats them and cannot import this module.
@@ -195,10 +199,29 @@ def _fast_counts(row: dict) -> dict[str, dict[str, int]]:
 
 def exercised_passes(row: dict, targeted: dict[str, frozenset[str]]) -> set[str]:
     """Annotated passes one graph exercised: fastpass ran them, and their targeted ops (if they
-    name any) were in the graph the stock lowering gave them."""
+    name any) were in the graph the stock lowering gave them.  For a pass run outside the observed
+    pass managers (reach.RUN_OUTSIDE_MANAGERS: no input graph recorded), the graph held its route."""
+    from generators.random import reach
+
     presented = set(row.get("presented", []))
+    ops = set(row.get("op_names", ()))
+
+    def presented_to(name: str) -> bool:
+        if name in reach.RUN_OUTSIDE_MANAGERS:
+            route = _route(name, frozenset(targeted[name]))
+            return route is None or bool(set(route) & ops)
+        return name in presented or not targeted[name]
+
     return {name for name, counts in _fast_counts(row).items()
-            if counts["ran"] and name in targeted and (name in presented or not targeted[name])}
+            if counts["ran"] and name in targeted and presented_to(name)}
+
+
+@functools.lru_cache(maxsize=None)
+def _route(name: str, acted: frozenset[str]) -> tuple[str, ...] | None:
+    """generators.random.reach.route in the vocabulary of every target (computed once per pass)."""
+    from generators.random import reach
+
+    return reach.route(name, acted, _vocabulary(True))
 
 
 def tally(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None) -> dict[str, TargetCoverage]:
@@ -227,18 +250,70 @@ def tally(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None) -
 DEFAULT_MIN_DRAWS = 10
 
 
-def _reached_only_on(name: str) -> Outside:
+@functools.lru_cache(maxsize=2)
+def _vocabulary(float_target: bool) -> dict:
+    from generators.random import ops_in_vocabulary
+
+    return ops_in_vocabulary(float_target)
+
+
+def target_vocabulary(target: str) -> dict:
+    """The vocabulary a campaign's graphs on `target` draw from: a quantized target's leaves out
+    every quarantined op (generators/random/_ops.py QUARANTINED), a float target's only those that
+    are not FLOAT_ONLY (their crash is in quantization).  The campaign aims with it
+    (verify.fuzz.search.focus_routes) and the verdict judges with it: a route no graph on a target
+    can draw is no reason to expect the pass exercised there."""
+    from verify.lowering.targets import get_target
+
+    return _vocabulary(not get_target(target).quantized)
+
+
+def route_on(name: str, target: str, acted: frozenset[str]) -> tuple[str, ...] | None:
+    """The route of pass `name` (acting on ops `acted`) in `target`'s vocabulary
+    (generators.random.reach.route): None when it needs none, empty when that vocabulary draws no
+    op that presents it."""
     from generators.random import reach
 
+    return reach.route(name, acted, target_vocabulary(target))
+
+
+def aimed_on(name: str, target: str, acted: frozenset[str]) -> bool:
+    """Does a campaign on `target` draw graphs that present pass `name`: the pass is presentable
+    there (generators.random.reach.presentable_on) and the target's vocabulary draws its route?"""
+    from generators.random import reach
+
+    return reach.presentable_on(name, target, acted) and route_on(name, target, acted) != ()
+
+
+def _outside(name: str, acted: frozenset[str], route: tuple[str, ...] | None,
+             campaign: tuple[str, ...]) -> Outside | None:
+    """Why a pass that no target of the campaign aims at stands outside it: it is reached only on
+    other targets (reach.TARGET_ONLY, or quantizer-first: tosa-fp alone), or its route is drawn only
+    in other targets' vocabulary.  None: no target's vocabulary draws its route at all."""
+    from generators.random import reach
+    from verify.lowering.targets import TARGETS
+
+    presentable = [t for t in sorted(TARGETS) if reach.presentable_on(name, t, acted)]
+    aimed = tuple(t for t in presentable if route_on(name, t, acted) != ())
+    if not aimed:
+        return None
+    here = sorted(set(presentable) & set(campaign))
+    if here:
+        return Outside(aimed, f"the vocabulary of {', '.join(here)} leaves out its route ops ({', '.join(route or ())}): "
+                              f"quarantined there, generators/random/_ops.py QUARANTINED and FLOAT_ONLY")
     only = reach.TARGET_ONLY.get(name)
-    return Outside(tuple(only[0]), only[1]) if only else Outside(("tosa-fp",), reach.QUANTIZER_FIRST_WHY)
+    return Outside(aimed, only[1] if only else reach.QUANTIZER_FIRST_WHY)
 
 
 def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | None = None,
                      draws: int = DEFAULT_MIN_DRAWS, acted_on: dict[str, frozenset[str]] | None = None) -> CoverageVerdict:
     """`targeted`: annotated pass -> targeted ops (what "presented" means); `acted_on`: the ops
-    its route is drawn from (``ops_acted_on``; default: `targeted`'s when `targeted` is given)."""
-    from generators.random import ops_in_vocabulary, reach
+    its route is drawn from (``ops_acted_on``; default: `targeted`'s when `targeted` is given).
+
+    A pass counts on the targets whose graphs the campaign draws toward it (`aimed_on`: its route
+    in that target's vocabulary); one no target's vocabulary can present is "not reachable with
+    this vocabulary", said as such, not a gap."""
+    from generators.random import reach
     from verify.lowering.targets import TARGETS
 
     # a pass no pipeline invoked in enough graphs is a gap only when the campaign ran every one
@@ -246,18 +321,16 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
     if targeted is None:
         targeted, acted_on = annotated_targeted_ops(), ops_acted_on()
     acted_on = targeted if acted_on is None else acted_on
-    vocabulary = ops_in_vocabulary(float_target=True)  # every op some target's graphs draw
     campaign = tuple(sorted({row["target"] for row in rows}))
     unreachable = {name: reach.UNREACHABLE[name] for name in targeted if name in reach.UNREACHABLE}
     standings = []
     for name in sorted(set(targeted) - set(unreachable)):
-        route = reach.route(name, acted_on.get(name, ()), vocabulary)
+        acted = acted_on.get(name, frozenset())
+        route = _route(name, frozenset(acted))
         acting = [row for row in rows if reach.reachable_on(name, row["target"])]
         exercised = sum(name in exercised_passes(row, targeted) for row in acting)
-        if name in reach.RUN_OUTSIDE_MANAGERS:  # no observed input graph: presented = route drawn
-            exercised = sum(bool(_fast_counts(row).get(name, {}).get("ran"))
-                            and bool(route is None or set(route) & set(row.get("op_names", ()))) for row in acting)
-        mine = [row for row in acting if reach.presentable_on(name, row["target"], acted_on.get(name, ()))]
+        aimed = {target for target in campaign if aimed_on(name, target, acted)}
+        mine = [row for row in acting if row["target"] in aimed]
         targets = tuple(sorted({row["target"] for row in mine}))
         invoked = [row for row in mine if name in row[Mode.STOCK]
                    or (name in reach.RUN_OUTSIDE_MANAGERS and name in _fast_counts(row))]
@@ -267,7 +340,8 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
         if exercised:
             standing = Standing.EXERCISED
         elif not targets:
-            standing, outside = Standing.OUTSIDE_CAMPAIGN, _reached_only_on(name)
+            outside = _outside(name, acted, route, campaign)
+            standing = Standing.OUTSIDE_CAMPAIGN if outside else Standing.NOT_IN_VOCABULARY
         elif not invoked and not every_target <= set(campaign):
             standing = Standing.OUTSIDE_CAMPAIGN
             outside = Outside(every=tuple(sorted(every_target)))
@@ -281,14 +355,19 @@ def coverage_verdict(rows: list[dict], targeted: dict[str, frozenset[str]] | Non
 
 
 def _target_reach(cov: TargetCoverage, targeted: dict[str, frozenset[str]]) -> TargetReach:
-    """Exercised / reachable on one target: the annotated passes its pipeline invoked that a graph
-    on it is expected to present (``reach.presentable_on``), plus any it exercised anyway."""
+    """Exercised / reachable on one target: the annotated passes its pipeline invoked (fastpass's
+    count for those run outside the observed managers) that the campaign's graphs on it are drawn
+    to present (`aimed_on`), plus any it exercised anyway."""
     from generators.random import reach
 
-    invoked = [n for n in targeted if cov.passes.get(n, PassCoverage()).stock]
+    def invoked_here(n: str) -> bool:
+        counts = cov.passes.get(n, PassCoverage())
+        return bool(counts.stock or (n in reach.RUN_OUTSIDE_MANAGERS and (counts.fast_ran or counts.skipped)))
+
+    invoked = [n for n in targeted if invoked_here(n)]
     exercised = {n for n in invoked if cov.passes[n].exercised and reach.reachable_on(n, cov.target)}
     acted_on = ops_acted_on()
-    reachable = exercised | {n for n in invoked if reach.presentable_on(n, cov.target, acted_on.get(n, ()))}
+    reachable = exercised | {n for n in invoked if aimed_on(n, cov.target, acted_on.get(n, frozenset()))}
     return TargetReach(cov.target, cov.graphs, len(exercised), len(reachable))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from verify.compare.checks import CheckResult
 from verify.compare.comparison import Comparison, StockRelowered, compare_lowerings
 from verify.compare.divergence import Divergence, OrderRecheck
-from verify.fuzz.coverage import ops_acted_on, record_coverage
+from verify.fuzz.coverage import ops_acted_on, record_coverage, target_vocabulary
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
@@ -170,11 +170,11 @@ def focus_routes(target: str, exercised: frozenset[str] = frozenset(), shard: in
     """The routes shard `shard` of `shards` on `target` draws its focused graphs toward: the
     routes of the passes reachable there and not in `exercised`, dealt to the shards by
     `generators.random.route_share` (disjoint shares; all shards together: every route)."""
-    from generators.random import ops_in_vocabulary, route_share
+    from generators.random import route_share
     from generators.random.reach import routes_on
 
     float_target = not get_target(target).quantized  # may draw ops only quantization crashes on
-    routes = routes_on(target, ops_acted_on(), ops_in_vocabulary(float_target))
+    routes = routes_on(target, ops_acted_on(), target_vocabulary(target))  # the verdict judges with the same
     return route_share([r for name, r in routes.items() if name not in exercised], shard, shards, float_target)
 
 

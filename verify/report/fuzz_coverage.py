@@ -44,6 +44,9 @@ class Standing(Enum):
     OUTSIDE_CAMPAIGN = "outside this campaign"  # acts only on targets the campaign did not run
     TOO_FEW_EXAMPLES = "too few examples"  # its route was drawn in fewer than min_draws graphs
     GENERATOR_GAP = "GENERATOR GAP"  # drawn in min_draws graphs or more, never exercised
+    # no target's vocabulary draws an op that presents it (every such op quarantined): a known
+    # limit of the vocabulary, said as such; tests/test_fuzz.py keeps the default campaign free of it
+    NOT_IN_VOCABULARY = "not reachable with this vocabulary"
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,10 @@ class PassStanding:
                   f"exercised in {self.exercised}")
         if self.standing is Standing.OUTSIDE_CAMPAIGN:
             return f"{self.name}: outside this campaign: {self.outside.describe(self.targets) if self.outside else ''}"
+        if self.standing is Standing.NOT_IN_VOCABULARY:
+            return (f"{self.name}: not reachable with this vocabulary: no target's vocabulary draws an op that presents "
+                    f"it (the ops that would are quarantined: generators/random/_ops.py QUARANTINED); list it in "
+                    f"generators/random/reach.py UNREACHABLE with the reason")
         if self.standing is Standing.TOO_FEW_EXAMPLES:
             return (f"{self.name} [{where}]: too few examples: {counts} (< {min_draws}: run more examples, "
                     f"verify fuzz --examples)")
@@ -118,12 +125,14 @@ class CoverageVerdict:
     def lines(self) -> list[str]:
         exercised = self.count(Standing.EXERCISED)
         rest = [p for p in self.reachable if p.standing is not Standing.EXERCISED]
+        unvocabular = self.count(Standing.NOT_IN_VOCABULARY)
         out = [f"coverage verdict: {len(self.reachable)} reachable annotated passes ({self.annotated} annotated, "
                f"{len(self.unreachable)} listed unreachable), {exercised} exercised with fastpass on, "
                f"{len(rest)} not ({self.count(Standing.GENERATOR_GAP)} generator gaps, "
                f"{self.count(Standing.TOO_FEW_EXAMPLES)} too few examples, "
-               f"{self.count(Standing.OUTSIDE_CAMPAIGN)} outside this campaign); "
-               f"{self.graphs} graphs on {', '.join(self.targets)}"]
+               f"{self.count(Standing.OUTSIDE_CAMPAIGN)} outside this campaign"
+               + (f", {unvocabular} not reachable with this vocabulary" if unvocabular else "")
+               + f"); {self.graphs} graphs on {', '.join(self.targets)}"]
         out += [f"  {p.describe(self.min_draws)}" for p in rest]
         out.append(f"annotated passes listed unreachable (generators/random/reach.py): {len(self.unreachable)}")
         out += [f"  {name}: {why}" for name, why in sorted(self.unreachable.items())]
