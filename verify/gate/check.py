@@ -311,16 +311,6 @@ def instantiate(cls: type, program_of: Callable[[], Any] | None = None) -> Any:
     raise TypeError(f"cannot construct {cls.__name__} standalone (needs {', '.join(p.name for p in params)})")
 
 
-def aten_level(cls: type) -> bool:
-    """True for passes whose targeted ops are all plain ATen overloads (the passes ARM's quantizer
-    runs in transform_for_annotation, before the edge dialect): run them on ATen graphs."""
-    import torch
-    from fastpass.annotations import lookup
-
-    ops = lookup(cls).targeted_ops or frozenset(getattr(cls, "target_ops", ()) or ())
-    return bool(ops) and all(type(o) is torch._ops.OpOverload for o in ops)
-
-
 _ATEN = _Cache(8)
 
 
@@ -341,7 +331,7 @@ def run_direct(spec, cls: type, stage: str, features: tuple[str, ...] | None):
     import fastpass
     from executorch.exir.pass_base import ExportPass
 
-    aten = aten_level(cls)
+    aten = gp.aten_level(cls)
     graph_module = aten_graph(spec, stage) if aten else edge_graph(spec, stage)
     # each run its own copy, made only for a pass that takes the program: it may write to it
     # (folding into a parameter)
@@ -423,7 +413,7 @@ def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") 
             return run_direct(spec, cls, stage, features)
 
         def graph():
-            return aten_graph(spec, stage) if aten_level(cls) else edge_graph(spec, stage)
+            return aten_graph(spec, stage) if gp.aten_level(cls) else edge_graph(spec, stage)
     with quiet():
         try:
             graph()

@@ -248,16 +248,24 @@ def upstream_skip_covers(cls: type) -> bool:
     return bool(upstream) and upstream <= set(lookup(cls).targeted_ops)
 
 
+def aten_level(cls: type) -> bool:
+    """True for passes whose targeted ops are all plain ATen overloads (the passes ARM's quantizer
+    runs in transform_for_annotation, before the edge dialect): run them on ATen graphs."""
+    import torch
+    from fastpass.annotations import lookup
+
+    ops = lookup(cls).targeted_ops or frozenset(getattr(cls, "target_ops", ()) or ())
+    return bool(ops) and all(type(o) is torch._ops.OpOverload for o in ops)
+
+
 def edge_only(cls: type) -> bool:
     """Does the pass see edge graphs only? Not one the quantizer's transform_for_annotation
     pipeline also runs (ATen graphs), not one run on the exported graph itself, not one whose
-    targeted ops are all ATen overloads (`check.aten_level`)."""
+    targeted ops are all ATen overloads (`aten_level`)."""
     from generators.random.reach import QUANTIZER_ONLY, RUN_OUTSIDE_MANAGERS, quantizer_first
 
-    from verify.gate import check
-
     name = cls.__name__
-    return (not check.aten_level(cls) and name not in RUN_OUTSIDE_MANAGERS
+    return (not aten_level(cls) and name not in RUN_OUTSIDE_MANAGERS
             and name not in quantizer_first() and name not in QUANTIZER_ONLY)
 
 
