@@ -12,7 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
-from verify.crosscheck.reproducer import replay
+from verify.crosscheck.replay import replay
 from verify.report.reproducer import ReproducerError
 from verify.run.replay import authorize, read
 from verify.usage import UsageError

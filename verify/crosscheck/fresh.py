@@ -6,7 +6,7 @@ alone. Such a divergence is a bug all the same (in fastpass or in the harness), 
 one from a divergence the call makes wherever it runs, and a reader of the report must tell them
 apart at once rather than by replaying by hand. So before a divergence is reported, its saved
 reproducer is replayed in a fresh process under the same hash seed (a crosscheck-replay job of
-verify.jobs, its handler `run_job`, started by verify.jobs.launcher like every worker), and the
+verify.jobs, its handler verify.crosscheck.replay.run_job, started by verify.jobs.launcher like every worker), and the
 record says what that process found: `reproduced` (divergent there too), not reproduced
 (identical there: the divergence depends on this process's history), or why it could not run.
 
@@ -18,43 +18,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from verify.crosscheck.record import FreshRecheck
 from verify.report.verdict import Verdict
 
 # A replay imports torch and executorch and lowers once stock, once with fastpass (and rechecks
 # node order when they differ): minutes at most for the calls executorch's own tests make.
 TIMEOUT_SECONDS = 1200
-
-
-@dataclass(frozen=True)
-class FreshRecheck:
-    """What replaying a divergent call's reproducer in a fresh process found."""
-
-    verdict: Verdict | None  # None: the replay could not run (see error)
-    first_divergent_pass: str | None = None
-    error: str | None = None
-
-    @property
-    def reproduced(self) -> bool | None:
-        """True: divergent in a fresh process too; False: not there (history-dependent); None: unknown."""
-        if self.verdict is None or self.verdict is Verdict.ERROR:
-            return None
-        return self.verdict is Verdict.DIVERGENT
-
-    def describe(self) -> str:
-        if self.reproduced is None:
-            return f"fresh-process recheck could not run: {self.error or 'replay error'}"
-        if self.reproduced:
-            return f"reproduced in a fresh process (at {self.first_divergent_pass or 'not located'})"
-        return (f"not reproduced in a fresh process ({self.verdict.value} there): the divergence depends on "
-                f"what ran before in this process")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"verdict": self.verdict.value if self.verdict else None, "reproduced": self.reproduced,
-                "first_divergent_pass": self.first_divergent_pass, "error": self.error}
 
 
 def recheck_in_fresh_process(reproducer_path: Path, hash_seed: str | None,
@@ -78,16 +49,3 @@ def recheck_in_fresh_process(reproducer_path: Path, hash_seed: str | None,
         return FreshRecheck(None, error=f"the replay exited {ended.returncode} without a result (log: {job.log_path})")
     found = ended.read()
     return FreshRecheck(Verdict(found["verdict"]), found.get("first_divergent_pass"), found.get("error"))
-
-
-def run_job(job: dict) -> dict:
-    """The worker's handler: replay the reproducer `job["reproducer"]`; what was found (JSON)."""
-    from verify.crosscheck.reproducer import replay
-    from verify.report.reproducer import load
-
-    try:
-        replayed = replay(load(Path(job["reproducer"])))
-        return {"verdict": replayed.verdict.value, "first_divergent_pass": replayed.first_divergent_pass,
-                "error": "; ".join(replayed.details) if replayed.verdict is Verdict.ERROR else None}
-    except Exception as exc:  # noqa: BLE001 - written down for the parent, which reports it
-        return {"verdict": Verdict.ERROR.value, "first_divergent_pass": None, "error": f"{type(exc).__name__}: {exc}"}

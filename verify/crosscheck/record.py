@@ -10,7 +10,6 @@ from typing import Any
 
 from verify.compare import CheckResult, Divergence
 from verify.compare.divergence import OrderRecheck
-from verify.crosscheck.fresh import FreshRecheck
 from verify.report.verdict import Verdict
 
 
@@ -51,6 +50,34 @@ class FastpassWork:
         stats = stats or {}
         return cls(int(stats.get("passes_run", 0)), int(stats.get("passes_skipped", 0)),
                    int(stats.get("nodes_copied", 0)), int(stats.get("nodes_dispatched", 0)))
+
+
+@dataclass(frozen=True)
+class FreshRecheck:
+    """What replaying a divergent call's reproducer in a fresh process found (verify.crosscheck.fresh)."""
+
+    verdict: Verdict | None  # None: the replay could not run (see error)
+    first_divergent_pass: str | None = None
+    error: str | None = None
+
+    @property
+    def reproduced(self) -> bool | None:
+        """True: divergent in a fresh process too; False: not there (history-dependent); None: unknown."""
+        if self.verdict is None or self.verdict is Verdict.ERROR:
+            return None
+        return self.verdict is Verdict.DIVERGENT
+
+    def describe(self) -> str:
+        if self.reproduced is None:
+            return f"fresh-process recheck could not run: {self.error or 'replay error'}"
+        if self.reproduced:
+            return f"reproduced in a fresh process (at {self.first_divergent_pass or 'not located'})"
+        return (f"not reproduced in a fresh process ({self.verdict.value} there): the divergence depends on "
+                f"what ran before in this process")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.value if self.verdict else None, "reproduced": self.reproduced,
+                "first_divergent_pass": self.first_divergent_pass, "error": self.error}
 
 
 @dataclass

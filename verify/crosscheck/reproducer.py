@@ -1,4 +1,5 @@
-"""Save the input of a divergent call so that one command replays it, and replay it.
+"""Save the input of a divergent call so that one command replays it, and load it back
+(verify.crosscheck.replay makes the call again).
 
 What round-trips (measured on executorch 1.5.1): an ExportedProgram does not pickle (edge ops
 are not importable objects) and `torch.export.save` cannot load an edge-dialect program back;
@@ -34,8 +35,7 @@ from typing import Any
 from verify.crosscheck.record import EntryPoint
 from verify.crosscheck.inputs import is_pass_wrapper
 from verify.report import reproducer as saved_format
-from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, ReproducerError
-from verify.report.verdict import Verdict
+from verify.report.reproducer import Manifest, Producer, Reproducer, ReproducerError
 
 SUFFIX = ".xcheck"
 log = logging.getLogger(__name__)
@@ -206,45 +206,3 @@ def load_call(saved: Reproducer) -> SavedCall:
     except Exception as exc:  # noqa: BLE001 - e.g. a pass class that is gone or needs other arguments
         raise ReproducerError(f"cannot rebuild the call saved in {path}: {type(exc).__name__}: {exc}") from exc
     return SavedCall(EntryPoint(payload["entry_point"]), payload["context"], payload["tosa_spec"], args, kwargs)
-
-
-def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference_sets: int = 1,
-           out: Path | None = None) -> Replayed:
-    """Make the saved call again under crosscheck (stock, then fastpass with `features`, default:
-    the ones it was saved under) and report what the crosscheck records say. A call that diverges
-    again is saved as a reproducer in `out` (default: `replayed/` beside the input, for the
-    harness's own fresh rechecks of the reproducers it just saved; the commands pass their own)."""
-    from verify.crosscheck import crosscheck
-
-    call = load_call(saved)
-    features = saved.manifest.features if features is None else features
-    print(f"replaying {call.entry_point.value} from {call.context or saved.path}")
-    with crosscheck(features=features, reference_sets=reference_sets,
-                    reproducer_dir=saved.path.parent / "replayed" if out is None else out, fresh_recheck=False,
-                    trust=saved.manifest.settings.get("trust", "proven")) as session:
-        session.context = f"replay of {saved.path.name}"
-        with call.lowering_context():
-            try:
-                call.call()
-            except Exception as exc:  # noqa: BLE001 - stock failing is reported, its verdict still stands
-                print(f"stock call raised: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-    for record in session.records:
-        print(record.describe())
-        for name, check in record.failed_checks.items():
-            for line in check.details[:5]:
-                print(f"  {name}: {line}")
-    if not session.records:
-        return Replayed(Verdict.ERROR, details=("nothing was crosschecked (the saved call made no lowering)",))
-    divergent = [r for r in session.records if r.divergent]
-    if divergent:
-        first = divergent[0].first_divergence
-        return Replayed(Verdict.DIVERGENT, first.label if first else None)
-    unchecked = [r for r in session.records if r.verdict is Verdict.UNCHECKED]
-    if unchecked:  # not compared: never taken for identical
-        return Replayed(Verdict.UNCHECKED, details=(unchecked[0].unchecked_reason or "not compared",))
-    unstable = [r for r in session.records if r.stock_nondeterministic]
-    if unstable:
-        first, recheck = unstable[0].first_divergence, unstable[0].order_recheck
-        return Replayed(Verdict.NONDETERMINISTIC, first.label if first else None,
-                        (recheck.describe(),) if recheck else ())
-    return Replayed(Verdict.IDENTICAL)

@@ -14,11 +14,11 @@ from typing import Any, Callable
 from verify.compare.comparison import Comparison, compare_lowerings, order_recheck
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.crosscheck import reproducer
-from verify.crosscheck.fresh import FreshRecheck, recheck_in_fresh_process
+from verify.crosscheck.fresh import recheck_in_fresh_process
 from verify.crosscheck.inputs import copy_inputs
 from verify.crosscheck.shape_env import ShapeEnvState, shape_envs_of
 from verify.crosscheck.record import (
-    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, SavedReproducer,
+    CrosscheckDivergence, CrosscheckRecord, EntryPoint, FastpassWork, FreshRecheck, SavedReproducer,
 )
 from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode

@@ -36,7 +36,7 @@ HANDLERS = {
     JobKind.GATE_PASS: "verify.gate.worker:run_pass_job",
     JobKind.GATE_STAGE: "verify.gate.worker:run_stage_job",
     JobKind.BENCH_LOWERING: "verify.bench.worker:run_job",
-    JobKind.CROSSCHECK_REPLAY: "verify.crosscheck.fresh:run_job",
+    JobKind.CROSSCHECK_REPLAY: "verify.crosscheck.replay:run_job",
 }
 
 

@@ -3,7 +3,7 @@
 The command is `python -m verify replay FILE` (verify.commands.replay): it reads the reproducer
 (`read`), checks it (`authorize`), runs under the hash seed it was found under (in a child
 process when this one runs under another), and `replay` hands it to the replay of the producer
-that saved it (verify.fuzz.search, verify.gate.run, verify.crosscheck.reproducer); the command
+that saved it (verify.fuzz.search, verify.gate.run, verify.crosscheck.replay); the command
 says identical or divergent, with the first divergent pass. `python -m verify.crosscheck replay`
 and `verify gate --replay` check their files here too (`read`, `authorize`).
 
@@ -144,7 +144,7 @@ def replay(saved: Reproducer, out: Path | None = None) -> Replayed:
             return replay_saved(saved)
         except PassRefError as exc:  # the file's pass reference does not resolve (or is no pass)
             raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
-    from verify.crosscheck.reproducer import replay as replay_call
+    from verify.crosscheck.replay import replay as replay_call
 
     return replay_call(saved, out=out)
 
