@@ -466,7 +466,7 @@ def test_a_malformed_gate_reproducer_is_one_line_and_exit_2(tmp_path, capsys, pa
 
 def test_a_fuzz_reproducer_needs_no_trust(tmp_path):
     from verify.bench.models import random_graph
-    from verify.run.replay import authorize
+    from verify.report.trust import authorize
     from verify.report import reproducer
     from verify.report.reproducer import Manifest, Producer
 

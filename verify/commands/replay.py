@@ -2,7 +2,7 @@
 
 It reads the reproducer's manifest (verify.report.reproducer), checks it without running
 anything from it and refuses a file that names code to run unless `--trust` is given
-(verify.run.replay: the checks `python -m verify.crosscheck replay` and `verify gate --replay`
+(verify.report.trust: the checks `python -m verify.crosscheck replay` and `verify gate --replay`
 share), runs it under the hash seed it was found under (in a child process when this one runs
 under another), hands it to the replay of the producer that saved it, and says identical or
 divergent, with the first divergent pass. Exit 0 identical, 1 divergent (or the replay failed:
@@ -18,7 +18,8 @@ from pathlib import Path
 
 from verify.output_paths import check_output_folder, run_dir_name
 from verify.report.reproducer import Producer, ReproducerError
-from verify.run.replay import authorize, read, replay
+from verify.report.trust import authorize, read
+from verify.run.replay import replay
 from verify.usage import UsageError
 
 DEFAULT_OUT = Path("verify-out/replay")

@@ -3,7 +3,7 @@
 
 Exit 0 if the replayed call is identical, 1 if it diverges again (or stock fails where it did
 not), 2 for bad usage or an unreadable reproducer. The payload is a pickle: like `verify replay`,
-it is unpickled only with `--trust` (verify/run/replay.py)."""
+it is unpickled only with `--trust` (verify/report/trust.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from verify.crosscheck.replay import replay
 from verify.report.reproducer import ReproducerError
-from verify.run.replay import authorize, read
+from verify.report.trust import authorize, read
 from verify.usage import UsageError
 
 

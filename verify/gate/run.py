@@ -37,6 +37,7 @@ from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, draw
                                strategy_for)
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
+from verify.report.trust import authorize
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
 from verify.report.verdict import Feature, GateVerdict, Verdict
 
@@ -277,9 +278,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 def replay(path: Path, ref: str | None, stage: str | None, trust: bool = False) -> int:
     """`verify gate --replay`: `verify replay` for a gate reproducer, optionally with another
     pass reference or stage. Exit 1 while it still diverges. Like `verify replay`, it runs the
-    code the file names (its pass reference) only with `trust` (verify.run.replay.authorize)."""
-    from verify.run.replay import authorize
-
+    code the file names (its pass reference) only with `trust` (verify.report.trust.authorize)."""
     saved = load(path)
     if saved.manifest.producer is not Producer.GATE:
         raise ValueError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
