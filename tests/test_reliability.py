@@ -209,7 +209,7 @@ def test_sigkill_leaves_a_journal_the_reports_are_rebuilt_from_and_no_orphans(tm
 
 
 def test_a_torn_journal_line_is_skipped(tmp_path):
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.run.journal import Journal, read_journal
     from verify.report.verdict import Verdict
     from verify.report.case import CaseReport
@@ -227,7 +227,7 @@ def test_a_torn_journal_line_is_skipped(tmp_path):
 # 3. Two factories named `make` in different files shared one artifact folder.
 
 def test_same_factory_name_in_two_files_gets_two_folders(tmp_path):
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.run.runner import _new_case_dir
 
     a, b = Case("tests/models/tiny.py:make", "tosa-int"), Case("tests/models/faulty.py:make", "tosa-int")
@@ -388,7 +388,7 @@ def test_an_export_failure_is_called_an_export_failure():
 
 def test_a_harness_error_reports_the_time_it_took(monkeypatch, tmp_path):
     from verify.run import runner
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.report.verdict import Verdict
 
     def broken(case, options):

@@ -152,7 +152,7 @@ def temporaries(folder: Path) -> list[Path]:
 
 def started_journal(run_dir: Path, targets: tuple[str, ...] = ("tosa-int", "tosa-fp"), finished: int = 0):
     """A run's journal as `run` writes it: the cheap options, `finished` of the cases done."""
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.commands import run as run_command
     from verify.run.journal import Journal
     from verify.report.verdict import Verdict
@@ -340,7 +340,7 @@ def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_p
     the case is not recorded as an error that --resume would skip."""
     from verify.jobs import launcher
     from verify.run import runner
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.output_paths import CannotWrite
 
     def launch(module, args, *, log_path, **kwargs):

@@ -1,4 +1,5 @@
-"""What a case is (a model and a target) and how a model reference becomes a module.
+"""How a model reference becomes a module (a case, a model on a target, is
+verify.report.case.Case).
 
 A model reference is one of:
 - a built-in name (generators.models.MODELS), e.g. `resnet8`;
@@ -13,36 +14,13 @@ import hashlib
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from verify.report.names import safe_name
-
 
 class ModelError(RuntimeError):
     """The model reference cannot be turned into a module and inputs."""
-
-
-@dataclass(frozen=True)
-class Case:
-    model: str
-    target: str
-
-    @property
-    def slug(self) -> str:
-        """The case's artifact folder name: readable, and distinct for distinct cases.
-
-        A built-in name is unique as it is; a `file:factory` / `module:factory` / graphspec
-        reference adds a short hash of the whole reference, since two files may both have a
-        `make` (they once shared one folder, and the later case deleted the earlier's logs)."""
-        if ":" not in self.model:
-            return safe_name(f"{self.model}-{self.target}")
-        base = self.model.split(":")[-1]
-        base = Path(base).stem if self.model.startswith("graphspec:") else base
-        digest = hashlib.blake2b(self.model.encode(), digest_size=3).hexdigest()
-        return safe_name(f"{base}-{self.target}-{digest}")
 
 
 def builtin_models() -> list[str]:

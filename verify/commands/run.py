@@ -219,7 +219,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     The lock is taken before the "holds a run already" check and kept to the end: between the
     check and the journal's start lies the graph drawing of --random, long enough for a second
     run in the same --out to pass the same check."""
-    from verify.cases import Case
+    from verify.report.case import Case
     from verify.run.journal import Journal, holds_run, journal_path
     from verify.output_paths import CannotWrite, check_output_folder, writing
 

@@ -1,15 +1,39 @@
-"""One `run` case's result, as the runner makes it and every report reads it: the table, JSON,
-JUnit and the journal (`to_json` / `from_json`). It lives in the report package because every
-writer below the runner needs it, and the report package must not import the runner (layers
-point downward: tests/test_layering.py)."""
+"""One `run` case (`Case`: a model on a target) and its result (`CaseReport`), as the runner makes
+it and every report reads it: the table, JSON, JUnit and the journal (`to_json` / `from_json`).
+They live in the report package because every writer below the runner needs them, and the report
+package must not import the runner or the model loading above it (layers point downward:
+tests/test_layering.py)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from verify.compare.checks import CheckResult
 from verify.compare.divergence import Divergence, OrderRecheck
+from verify.report.names import safe_name
 from verify.report.verdict import NullOutcome, Verdict
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str
+    target: str
+
+    @property
+    def slug(self) -> str:
+        """The case's artifact folder name: readable, and distinct for distinct cases.
+
+        A built-in name is unique as it is; a `file:factory` / `module:factory` / graphspec
+        reference adds a short hash of the whole reference, since two files may both have a
+        `make` (they once shared one folder, and the later case deleted the earlier's logs)."""
+        if ":" not in self.model:
+            return safe_name(f"{self.model}-{self.target}")
+        base = self.model.split(":")[-1]
+        base = Path(base).stem if self.model.startswith("graphspec:") else base
+        digest = hashlib.blake2b(self.model.encode(), digest_size=3).hexdigest()
+        return safe_name(f"{base}-{self.target}-{digest}")
 
 
 @dataclass

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from verify.cases import Case
 from verify.lowering.mode import Mode
+from verify.report.case import Case, CaseReport
 from verify.report.verdict import NullOutcome, Verdict, relied_on_summary
-from verify.report.case import CaseReport
 
 
 def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stderr) -> None:

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from verify.cases import Case
 from verify.output_paths import writing
 from verify.report.atomic import write_text
+from verify.report.case import Case
 
 log = logging.getLogger(__name__)
 

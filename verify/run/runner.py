@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from verify.cases import Case
 from verify.cluster import referenced_files
 from verify.compare.comparison import StockRelowered, compare_lowerings
 from verify.jobs import Job, JobKind, execute
@@ -38,7 +37,7 @@ from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
 from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
-from verify.report.case import CaseReport
+from verify.report.case import Case, CaseReport
 from verify.report.verdict import NullOutcome, Verdict
 from verify.run.saved_program import PROGRAM_NAME
 
