@@ -8,21 +8,28 @@ generators and fastpass without the harness). An import that points upward is ea
 invisible in review; this test reads every module's imports (statically, with `ast`: nothing is
 imported) and names each one that breaks a rule. The last tests plant forbidden imports in a
 scratch tree and show that each rule catches them.
+
+No import circles in verify/: modules that import each other (at the top or inside a function:
+an import put off to call time closes a circle all the same) cannot be read, tested or moved one
+at a time, and a layer order cannot hold through them.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("verify", "fastpass", "generators")
 
-# The modules above the report package: the commands and what they drive. verify.report (and
-# the enums in verify.report.verdict every layer reports in) must import none of them.
+# The modules above the report package: the commands, what they drive, the jobs they run and the
+# models they load. verify.report (and the enums in verify.report.verdict every layer reports in)
+# must import none of them.
 ABOVE_REPORT = ("verify.run", "verify.cli", "verify.commands", "verify.__main__", "verify.peer", "verify.fuzz",
-                "verify.gate", "verify.bench", "verify.crosscheck", "verify.pytest_plugin")
+                "verify.gate", "verify.bench", "verify.crosscheck", "verify.pytest_plugin", "verify.cases",
+                "verify.jobs", "verify.cluster")
 
 # Known breaches, each with its owner's reason; an entry that no longer breaks its rule fails
 # the test (remove it), so the list only ever shrinks.
@@ -210,6 +217,113 @@ def test_a_private_module_may_be_imported_inside_its_package_only():
                Import("fastpass._passcall", "fastpass.annotations._proofs", None, 5),
                Import("verify.gate.check", "fastpass.annotations._model", "Entry", 6)]
     assert private_names_across_modules(imports) == [imports[2], imports[5]]
+
+
+# ---- no import circles in verify/ --------------------------------------------------------------
+
+# Known circles, each with its owner's reason; the list only shrinks (a circle broken fails the test
+# below: take it off).
+KNOWN_CIRCLES = {
+    # launcher.launch_command, launch_module and module_job build a verify.jobs Job and execute it
+    # (job.py), whose worker job.py starts through the launcher. Moving the three into job.py moves
+    # their callers too (peer, cluster, the fuzz command, the gate's self-test, their tests).
+    frozenset({"verify.jobs.job", "verify.jobs.launcher"}),
+}
+
+
+def module_files(root: Path = ROOT) -> dict[str, Path]:
+    return {module_name(path, root): path for package in PACKAGES if (root / package).is_dir()
+            for path in sorted((root / package).rglob("*.py"))}
+
+
+def import_graph(imports: list[Import], root: Path = ROOT, package: str = "verify") -> dict[str, dict[str, int]]:
+    """Module -> {module it imports: line}, both in `package`. `from pkg import name` is an arrow to
+    the submodule `pkg.name` if there is one; a name that `pkg/__init__.py` only hands on from a
+    submodule (`from verify.jobs import Job`) is an arrow to the submodule that defines it, not to
+    the package, whose face would otherwise tie every module that uses it to every other."""
+    files = module_files(root)
+    handed_on = {(imp.importer, imp.name): imp for imp in imports
+                 if imp.name and files.get(imp.importer, Path()).name == "__init__.py"}
+
+    def resolve(module: str, name: str | None) -> str | None:
+        if name and f"{module}.{name}" in files:
+            return f"{module}.{name}"
+        if name and (module, name) in handed_on:
+            source = handed_on[module, name]
+            return resolve(source.module, source.name) or module
+        return module if module in files else None
+
+    graph: dict[str, dict[str, int]] = {}
+    for imp in imports:
+        target = resolve(imp.module, imp.name)
+        if target and target != imp.importer and _within(imp.importer, package) and _within(target, package):
+            graph.setdefault(imp.importer, {}).setdefault(target, imp.line)
+    return graph
+
+
+def circles(graph: dict[str, dict[str, int]]) -> list[frozenset[str]]:
+    """The modules that reach each other through imports, each circle once (strongly connected
+    components of two modules or more, Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[frozenset[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in graph.get(module, {}):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(graph) + 100))
+    try:
+        for module in sorted(graph):
+            if module not in index:
+                visit(module)
+    finally:
+        sys.setrecursionlimit(limit)
+    return found
+
+
+def describe_circle(circle: frozenset[str], graph: dict[str, dict[str, int]]) -> str:
+    return "; ".join(f"{a} (line {line}) imports {b}" for a in sorted(circle)
+                     for b, line in sorted(graph.get(a, {}).items()) if b in circle)
+
+
+def test_no_import_circles_in_verify():
+    graph = import_graph(project_imports())
+    found = circles(graph)
+    assert [describe_circle(c, graph) for c in found if c not in KNOWN_CIRCLES] == []
+    assert not KNOWN_CIRCLES - set(found), "no longer a circle: remove from KNOWN_CIRCLES"
+
+
+def test_a_planted_import_circle_is_caught(tmp_path):
+    _plant(tmp_path, "verify.gate.check", "from verify.gate import passes as gp\n")
+    _plant(tmp_path, "verify.gate.passes", "def edge_only(cls):\n    from verify.gate import check\n")  # put off
+    _plant(tmp_path, "verify.jobs.job", "class Job:\n    pass\n")
+    _plant(tmp_path, "verify.jobs.pool", "from verify.jobs import Job\n")  # through the face: no circle
+    (tmp_path / "verify" / "jobs" / "__init__.py").write_text("from verify.jobs.job import Job\nfrom verify.jobs.pool import run\n")
+    _plant(tmp_path, "verify.run.replay", "from ..crosscheck import replay\n")
+    _plant(tmp_path, "verify.crosscheck.replay", "from verify.crosscheck import session\n")
+    _plant(tmp_path, "verify.crosscheck.session", "from verify.run.replay import replay\n")
+    graph = import_graph(project_imports(tmp_path), tmp_path)
+    assert graph["verify.jobs.pool"] == {"verify.jobs.job": 1}
+    assert sorted(map(sorted, circles(graph))) == [
+        ["verify.crosscheck.replay", "verify.crosscheck.session", "verify.run.replay"],
+        ["verify.gate.check", "verify.gate.passes"]]
+    assert describe_circle(frozenset({"verify.gate.check", "verify.gate.passes"}), graph) == (
+        "verify.gate.check (line 1) imports verify.gate.passes; verify.gate.passes (line 2) imports verify.gate.check")
 
 
 # ---- one name per concept ---------------------------------------------------------------------
