@@ -167,8 +167,10 @@ def test_cli_unproven_exits_0_and_is_named(tmp_path):
 
 @pytest.mark.parametrize("content, ref_suffix, message", [
     ("class Broken(:\n", ":Broken", "SyntaxError: invalid syntax"),
-    ("import no_such_module_anywhere\n", ":P", "ModuleNotFoundError: No module named 'no_such_module_anywhere'"),
-    ("raise RuntimeError('boom at import')\n", ":P", "RuntimeError: boom at import"),
+    # (the file defines P: a reference to a class its source lacks is refused before it is run)
+    ("import no_such_module_anywhere\nclass P:\n    pass\n", ":P",
+     "ModuleNotFoundError: No module named 'no_such_module_anywhere'"),
+    ("raise RuntimeError('boom at import')\nclass P:\n    pass\n", ":P", "RuntimeError: boom at import"),
 ])
 def test_cli_bad_pass_file_is_one_line_exit_2(tmp_path, content, ref_suffix, message):
     path = tmp_path / "user_passes.py"

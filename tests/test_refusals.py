@@ -137,6 +137,50 @@ def test_a_bad_number_is_refused_without_importing_torch(tmp_path, args):
     nothing_made(tmp_path)
 
 
+GATE_REFUSALS = {
+    "a pass reference without a class": (["gate", "--pass", "justgarbage"], "bad pass reference 'justgarbage'"),
+    "no such module": (["gate", "--pass", "nosuch_mod_47:SomePass"], "No module named 'nosuch_mod_47'"),
+    "no such module in a package": (["gate", "--pass", "executorch.exir.passes.nosuch_47:SomePass"],
+                                    "No module named 'executorch.exir.passes.nosuch_47'"),
+    "no such file": (["gate", "--pass", "nofile_47.py:SomePass"], "no such file 'nofile_47.py'"),
+    "no such class in a file": (["gate", "--pass", "my_passes.py:Missing"], "'my_passes.py' has no attribute 'Missing'"),
+    "no such class in executorch": (["gate", "--pass", "executorch.exir.passes:NoSuchPass47"],
+                                    "'executorch.exir.passes' has no attribute 'NoSuchPass47'"),
+    "a bad number": (["gate", "--examples", "0"], "--examples must be at least 1"),
+    "infer: a pass reference without a class": (["infer", "justgarbage"], "bad pass reference"),
+    "infer: no such class": (["infer", "executorch.exir.passes:NoSuchPass47"], "has no attribute 'NoSuchPass47'"),
+    "infer: a bad number": (["infer", "--max-ops", "0", "executorch.exir.passes:NoSuchPass47"], "--max-ops"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GATE_REFUSALS))
+def test_gate_and_infer_refuse_a_bad_argument_without_importing_torch(tmp_path, case):
+    """Issue 47: `verify gate --pass justgarbage` took 12 s and printed torchao's, triton's and
+    pytree's warnings before its one line; pass references are now read on their face
+    (verify.gate.passes.reference_problem) before the lowering stack is imported."""
+    args, words = GATE_REFUSALS[case]
+    (tmp_path / "my_passes.py").write_text("class Other:\n    pass\n")
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.splitlines() == [done.stderr.strip()] and words in done.stderr, done.stderr
+    assert done.stderr.startswith(f"verify {args[0]}: "), done.stderr
+    nothing_made(tmp_path)
+
+
+def test_a_pass_reference_fine_on_its_face_is_left_to_the_import():
+    """The reading refuses only what it can tell: a real class, a name a star import or a module
+    `__getattr__` may bind, an extension module."""
+    from verify.gate.passes import reference_problem
+
+    for ref in ("executorch.backends.arm._passes.fuse_batch_norm2d_pass:FuseBatchNorm2dPass",
+                "executorch.backends.arm._passes.FuseBatchNorm2dPass",  # bound by the package's import
+                "executorch.exir.passes.remove_mixed_type_operators:RemoveMixedTypeOperators",
+                f"{ROOT}/tests/passes/reach_passes.py:AliasNamedPass", "tests.passes.reach_passes:TwoHopPass", "os.path:join"):
+        assert reference_problem(ref) is None, ref
+    assert "has no attribute 'nosuch'" in reference_problem("os:nosuch")  # imported already: asked
+
+
 @pytest.mark.parametrize("address", ["127.0.0.1:99999", "127.0.0.1:0", "ray://127.0.0.1:70000"])
 def test_a_cluster_port_out_of_range_is_named_as_such(address):
     """Not "connection refused": the port cannot be one (nothing is tried)."""

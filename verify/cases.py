@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from verify.references import binds
+
 
 class ModelError(RuntimeError):
     """The model reference cannot be turned into a module and inputs."""
@@ -90,50 +92,9 @@ def usage_problem(ref: str) -> str | None:
         if spec is None:
             return f"model {ref!r}: no module named {location!r}"
         source = spec.origin if spec.origin and spec.origin.endswith(".py") else None
-    if source is not None and _binds(Path(source), attr) is False:
+    if source is not None and binds(Path(source), attr) is False:
         return f"model {ref!r}: {location} has no {attr!r} (no def, class, import or assignment of it)"
     return None
-
-
-_DYNAMIC_CALLS = frozenset({"globals", "vars", "setattr", "exec", "eval", "__import__"})
-
-
-def _binds(path: Path, name: str) -> bool | None:
-    """Whether the module source at `path` binds `name` at its top level (def, class, import,
-    assignment, also inside if/try/with/for blocks): True, False, or None when reading cannot
-    tell (it does not parse, a star import, a module `__getattr__`, `global`, `globals()`...)."""
-    import ast
-
-    try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    names: set[str] = set()
-    dynamic = False
-
-    def visit(node: ast.AST) -> None:
-        nonlocal dynamic
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(child.name)
-                dynamic = dynamic or any(isinstance(n, ast.Global) for n in ast.walk(child))
-                continue  # its body binds its own names
-            if isinstance(child, (ast.Import, ast.ImportFrom)):
-                for alias in child.names:
-                    dynamic = dynamic or alias.name == "*"
-                    names.add(alias.asname or alias.name.split(".")[0])
-            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-                names.add(child.id)
-            elif isinstance(child, ast.ExceptHandler) and child.name:
-                names.add(child.name)
-            elif isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in _DYNAMIC_CALLS:
-                dynamic = True
-            visit(child)
-
-    visit(tree)
-    if name in names:
-        return True
-    return None if dynamic or "__getattr__" in names else False
 
 
 def load_model_code(ref: str) -> None:

@@ -144,6 +144,17 @@ def _resolve_all(refs):
     return out
 
 
+def _refs_on_their_face(refs) -> None:
+    """UsageError for the first pass reference wrong on its face (verify.gate.passes.reference_problem:
+    read, not imported), before the lowering stack is imported to resolve them."""
+    from verify.gate.passes import reference_problem
+
+    for ref in refs:
+        problem = reference_problem(ref)
+        if problem:
+            raise UsageError(problem)
+
+
 def _ops(text: str | None) -> list[str] | None:
     """The vocabulary ops of `--ops`, checked (UsageError: exit 2 before any work)."""
     if text is None:
@@ -174,9 +185,11 @@ def _positive(value: float | None, option: str) -> None:
 def check_gate_usage(args) -> list[str] | None:
     """Every gate argument that can be wrong, checked before any work (UsageError: one line,
     exit 2): numbers out of range, unknown ops, combinations that contradict each other, output
-    paths that cannot be written, a --replay file that does not exist. Returns the --ops list.
-    --pass references are resolved next, then --out is checked (cmd_gate), also before any
-    work; --stage is argparse's (a choice)."""
+    paths that cannot be written, a --replay file that does not exist, a --pass reference that
+    is wrong on its face (no file or module, no such class in its source). Returns the --ops
+    list. All before the lowering stack is imported (torch, executorch: seconds, and their
+    warnings before the one line). --pass references are resolved next, then --out is checked
+    (cmd_gate), also before any work; --stage is argparse's (a choice)."""
     from verify.output_paths import check_output_file
 
     _at_least(args.examples, 1, "--examples")
@@ -203,11 +216,12 @@ def check_gate_usage(args) -> list[str] | None:
         raise UsageError("--resume continues a --self-test run: add --self-test")
     if args.resume is not None and not args.resume.is_file():
         raise UsageError(f"--resume {args.resume}: no such file")
-    ops = _ops(args.ops)
     if args.json:
         check_output_file(args.json, "--json")
     if args.junit:
         check_output_file(args.junit, "--junit")
+    ops = _ops(args.ops)  # the vocabulary's names import torch (seconds, but no noise) when --ops is given
+    _refs_on_their_face(args.passes)
     return ops
 
 
@@ -313,16 +327,18 @@ def cmd_gate(args) -> int:
 
 
 def cmd_infer(args) -> int:
-    from verify.gate import passes as gp
-    from verify.gate.infer import infer
+    from verify.output_paths import check_output_file
 
     _at_least(args.examples, 1, "--examples")
     _at_least(args.max_ops, 1, "--max-ops")
-    ops = _ops(args.ops)
     if args.json:
-        from verify.output_paths import check_output_file
-
         check_output_file(args.json, "--json")
+    ops = _ops(args.ops)
+    _refs_on_their_face([args.ref])
+    # after the argument checks: these import the lowering stack (torch, executorch: seconds)
+    from verify.gate import passes as gp
+    from verify.gate.infer import infer
+
     try:
         cls = gp.resolve_pass(args.ref)
     except gp.PassRefError as exc:

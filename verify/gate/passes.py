@@ -48,15 +48,49 @@ def qualname(cls: type) -> str:
     return q(cls)
 
 
-def resolve(ref: str) -> type:
-    """`module:Class`, `path/file.py:Class` or a fully qualified `module.Class` name."""
+def _split(ref: str) -> tuple[str, str, bool]:
+    """(where, name, where is a file) of a pass reference; PassRefError when it has no two parts."""
     if ":" in ref:
         where, _, name = ref.rpartition(":")
     else:
         where, _, name = ref.rpartition(".")
     if not where or not name:
         raise PassRefError(f"bad pass reference {ref!r}: use module:Class or path/to/file.py:Class")
-    if where.endswith(".py") or "/" in where:
+    return where, name, where.endswith(".py") or "/" in where
+
+
+def reference_problem(ref: str) -> str | None:
+    """What is wrong with a pass reference on its face, in the words `resolve` would use, or None:
+    checked before the gate imports the lowering stack (torch, executorch: seconds, and their
+    warnings on stderr), so that a usage error is one quick line. Nothing is imported or run (the
+    file or module is read: verify.references); whether the class imports and is an ExportPass is
+    `resolve_pass`'s to find out."""
+    from verify.references import binds, module_source
+
+    try:
+        where, name, is_file = _split(ref)
+    except PassRefError as exc:
+        return str(exc)
+    if is_file:
+        source: Path | None = Path(where)
+        if not source.is_file():
+            return f"no such file {where!r} (from pass reference {ref!r})"
+    elif where in sys.modules:  # imported already: asked, as resolve will
+        found = getattr(sys.modules[where], name.split(".")[0], None) is not None
+        return None if found else f"{where!r} has no attribute {name!r}"
+    else:
+        source, missing = module_source(where)
+        if missing:
+            return f"cannot import {where!r}: {missing}"
+    if source is not None and binds(source, name.split(".")[0]) is False:
+        return f"{where!r} has no attribute {name!r}"
+    return None
+
+
+def resolve(ref: str) -> type:
+    """`module:Class`, `path/file.py:Class` or a fully qualified `module.Class` name."""
+    where, name, is_file = _split(ref)
+    if is_file:
         path = Path(where).resolve()
         if not path.is_file():
             raise PassRefError(f"no such file {where!r} (from pass reference {ref!r})")
