@@ -17,13 +17,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from tests.test_gate_workers import ROOT, gate_command, processes_mentioning, report
+from tests.waiting import wait_for
 from verify.gate.worker import FAULT_VARIABLE
 from verify.report.verdict import Feature
 
@@ -41,10 +41,8 @@ def _signal_mid_run(tmp_path: Path, signum: int) -> tuple[subprocess.CompletedPr
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
         events = out / "workers" / f"001-{RUNNING}.events.jsonl"
-        deadline = time.monotonic() + 300
-        while not (events.exists() and "injected fault" in events.read_text()):
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
-            time.sleep(0.5)
+        wait_for(lambda: events.exists() and "injected fault" in events.read_text(), 300,
+                 f"{RUNNING}'s worker hangs (its injected fault is in its event file)", proc=proc, interval=0.5)
         proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
@@ -101,15 +99,15 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     classes = {sign: registry[sign], direct: registry[direct]}
     settings = SearchSettings(3, tmp_path, 0, 2, 15.0, ("sign",), 1)
     real_runner = registry_runner(classes, settings, parallel=1, pass_timeout=600)
+    budget = 0.5
 
     def late_runner(plans, items, stage, deadline):  # the budget ran out before the first job
         assert deadline is not None
-        time.sleep(max(0.0, deadline - time.monotonic()) + 0.05)
-        return real_runner(plans, items, stage, deadline)
+        return real_runner(plans, items, stage, deadline - budget)  # as if its 0.5 s had passed: no sleep
 
     verdicts = {v.qualname: v for v in run.gate_registry(
         classes, 2, ["quantized"], tmp_path, seed=0, max_ops=2, ops=["sign"], direct_examples=3, min_evidence=1,
-        top_up=0, max_seconds=0.5, runner=late_runner)}
+        top_up=0, max_seconds=budget, runner=late_runner)}
     assert set(verdicts) == {sign, direct}
     for qn, what in ((sign, "its search of stage(s) quantized"), (direct, "its direct run")):
         v = verdicts[qn]

@@ -349,21 +349,16 @@ def test_a_stopped_self_test_kills_its_mutant_processes_keeps_what_they_measured
     import signal
     import subprocess
     import sys
-    import time
 
     from tests.test_gate_workers import processes_mentioning
+    from tests.waiting import wait_for
 
     out, report = tmp_path / "out", tmp_path / "self-test.json"
     proc = subprocess.Popen([sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", "4", "-j", "2",
                              "--seed", "0", "--out", str(out), "--json", str(report)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mutant_logs = [out / "self-test" / f"mutant-{i}.log" for i in (1, 2)]
-    deadline = time.monotonic() + 180
-    while not all(log.exists() for log in mutant_logs) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if not all(log.exists() for log in mutant_logs):
-        proc.kill()
-        raise AssertionError(f"the mutant processes never started: {proc.communicate()[1][-3000:]}")
+    wait_for(lambda: all(log.exists() for log in mutant_logs), 180, "the mutant processes started", proc=proc)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stdout[-2000:] + stderr[-2000:]

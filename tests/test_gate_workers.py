@@ -19,6 +19,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from tests.waiting import wait_for
 from verify.gate import run
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
@@ -162,10 +163,8 @@ def test_ctrl_c_kills_the_workers_and_writes_what_finished(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
         events = out / "workers" / "001-NoRetracePass.events.jsonl"
-        deadline = time.monotonic() + 240
-        while not (events.exists() and "injected fault" in events.read_text()):  # the second worker hangs now
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
-            time.sleep(0.5)
+        wait_for(lambda: events.exists() and "injected fault" in events.read_text(), 240,
+                 "the second worker hangs (its injected fault is in its event file)", proc=proc, interval=0.5)
         assert processes_mentioning(str(out / "workers"))
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)

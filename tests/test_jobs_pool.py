@@ -1,5 +1,6 @@
 """verify.jobs.pool, the one pool `verify run`'s cases and the gate's checks are scheduled with:
-width, order, stop, deadline, and a task that raises. Threads only: well under a second each."""
+width, order, stop, deadline, and a task that raises. Threads only: well under a second each.
+The order of events between tasks is forced with events the test sets, never timed with sleeps."""
 
 from __future__ import annotations
 
@@ -11,26 +12,66 @@ import pytest
 from verify.jobs import launcher
 from verify.jobs.pool import NotStarted, run_in_pool
 
+WAIT = 30  # seconds: a bound on an event that comes at once, or the pool is broken
+
+
+def in_background(target) -> tuple[threading.Thread, list]:
+    """Run `target` in a thread of its own (the pool blocks its caller); its value or exception
+    lands in the returned list."""
+    ended: list = []
+
+    def run():
+        try:
+            ended.append(target())
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            ended.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, ended
+
 
 def test_at_most_width_at_once_and_results_in_the_given_order():
+    """Each task holds until the test releases it, and the test releases them in an order of its
+    own, each once the one before has finished: the finishing order is forced, not timed. A pool
+    wider than 2 would start a third task while the first two hold."""
+    started = [threading.Event() for _ in range(5)]
+    release = [threading.Event() for _ in range(5)]
+    finished = [threading.Event() for _ in range(5)]
     running, most, lock = [0], [0], threading.Lock()
 
-    def task(value: int, seconds: float):
+    def task(value: int):
         def run():
             with lock:
                 running[0] += 1
                 most[0] = max(most[0], running[0])
-            time.sleep(seconds)
+            started[value].set()
+            assert release[value].wait(WAIT), f"task {value} never released"
             with lock:
                 running[0] -= 1
             return value
         return run
 
     seen = []
-    tasks = [task(i, 0.05 * (5 - i)) for i in range(5)]  # the first takes longest: finishing order differs
-    assert run_in_pool(tasks, 2, on_finished=lambda i, r: seen.append((i, r))) == [0, 1, 2, 3, 4]
+
+    def on_finished(index, result):
+        seen.append((index, result))
+        finished[index].set()
+
+    order = [1, 2, 0, 4, 3]  # 0 and 1 start; 1 ends, 2 starts; 2 ends, 3 starts; 0 ends, 4 starts; ...
+    thread, ended = in_background(lambda: run_in_pool([task(i) for i in range(5)], 2, on_finished=on_finished))
+    try:
+        for index in order:
+            assert started[index].wait(WAIT), f"task {index} never started"
+            release[index].set()
+            assert finished[index].wait(WAIT), f"task {index} never finished"
+    finally:
+        for event in release:
+            event.set()
+        thread.join(WAIT)
+    assert ended == [[0, 1, 2, 3, 4]]  # results in the given order
     assert most[0] == 2
-    assert sorted(seen) == [(i, i) for i in range(5)] and seen != sorted(seen)  # called as each finished
+    assert seen == [(i, i) for i in order]  # called as each finished
 
 
 def test_nothing_starts_once_the_run_is_stopped_or_past_its_deadline(monkeypatch):
@@ -50,14 +91,31 @@ def test_nothing_starts_once_the_run_is_stopped_or_past_its_deadline(monkeypatch
     assert run_in_pool([task(0)], 1, deadline=time.monotonic() - 1) == [NotStarted.PAST_DEADLINE]
 
 
-def test_a_task_that_raises_stops_new_starts_lets_the_running_finish_and_is_raised():
+def test_a_task_that_raises_stops_new_starts_lets_the_running_finish_and_is_raised(monkeypatch):
+    """Task 0 holds until the pool has taken task 1's exception in (task 1's turn of the pool has
+    returned): it is forced to be still running then, and whatever the pool starts after that
+    point (tasks 2 to 4 are left) is a start after the raise."""
+    from verify.jobs import pool
+
+    turn_returned = [threading.Event() for _ in range(5)]
+
+    class Observed(pool.ThreadPoolExecutor):  # says when each turn of the pool returns
+        def submit(self, fn, index):
+            def turn():
+                try:
+                    fn(index)
+                finally:
+                    turn_returned[index].set()
+            return super().submit(turn)
+
+    monkeypatch.setattr(pool, "ThreadPoolExecutor", Observed)
     started, finished = [], []
 
     def task(i):
         def run():
             started.append(i)
             if i == 0:
-                time.sleep(0.2)  # still running when task 1 raises
+                assert turn_returned[1].wait(WAIT), "task 1's turn never returned"
             if i == 1:
                 raise OSError("disk full")
             return i
@@ -65,7 +123,7 @@ def test_a_task_that_raises_stops_new_starts_lets_the_running_finish_and_is_rais
 
     with pytest.raises(OSError, match="disk full"):
         run_in_pool([task(i) for i in range(5)], 2, on_finished=lambda i, r: finished.append(i))
-    assert finished == [0] and 0 in started and 1 in started and not {3, 4} & set(started)
+    assert finished == [0] and sorted(started) == [0, 1]
 
 
 def test_an_on_finished_that_raises_is_raised_too():

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = "tests/models/tiny.py:make"
 CHEAP = ("--null-seed", "-1", "--reference-sets", "0")
@@ -51,18 +53,6 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def wait_for(condition, seconds: float, what: str, proc: subprocess.Popen | None = None):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"the run ended (exit {proc.returncode}) before {what}:\n{proc.stdout.read()}")
-        time.sleep(0.2)
-    raise AssertionError(f"not within {seconds} s: {what}")
 
 
 def finished_cases(run_dir: Path) -> list[dict]:
@@ -140,7 +130,7 @@ def test_sigint_writes_reports_of_finished_cases_and_resume_finishes_the_run(tmp
                         "--second-mode", "stock", *CHEAP, "--out", str(run_dir), "--json", str(report),
                         "--junit", str(junit))
     try:
-        wait_for(lambda: cases_started(run_dir) >= 2, 600, "the first case finished", proc)
+        wait_for(lambda: cases_started(run_dir) >= 2, 600, "the first case finished", proc=proc)
         proc.send_signal(signal.SIGINT)
         output = proc.communicate(timeout=60)[0]
     finally:
@@ -170,7 +160,7 @@ def test_sigterm_kills_a_hung_worker_group_and_writes_reports(tmp_path):
     proc = start_verify("run", "--models", "none", "--model", "tests/models/faulty.py:spawns_sleeper",
                         "--targets", "tosa-int", *CHEAP, "--out", str(run_dir))
     try:
-        worker, child = wait_for(lambda: sleeper_pids(run_dir), 300, "the model started its child", proc)
+        worker, child = wait_for(lambda: sleeper_pids(run_dir), 300, "the model started its child", proc=proc)
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         output = proc.communicate(timeout=60)[0]
@@ -191,7 +181,7 @@ def test_sigkill_leaves_a_journal_the_reports_are_rebuilt_from_and_no_orphans(tm
                         "--out", str(run_dir))
     try:
         # The second case's model running: the first case has finished.
-        worker, child = wait_for(lambda: sleeper_pids(run_dir), 600, "the second case's model started", proc)
+        worker, child = wait_for(lambda: sleeper_pids(run_dir), 600, "the second case's model started", proc=proc)
         os.kill(proc.pid, signal.SIGKILL)  # the harness alone: its workers must notice
         proc.wait(timeout=30)
     finally:
@@ -387,15 +377,22 @@ def test_an_export_failure_is_called_an_export_failure():
 
 
 def test_a_harness_error_reports_the_time_it_took(monkeypatch, tmp_path):
+    """The runner's clock is a fake one that the broken case moves on by 75 s: the report says
+    75 s, exactly (a wall time is the case's, from its start to its error)."""
+    import types
+
     from verify.run import runner
     from verify.report.case import Case
     from verify.report.verdict import Verdict
 
+    now = [1000.0]
+
     def broken(case, options):
-        time.sleep(1.1)
+        now[0] += 75.0
         raise FileNotFoundError("pinned.stock.pkl")
 
+    monkeypatch.setattr(runner, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))  # runner's name only
     monkeypatch.setattr(runner, "run_case", broken)
     (report,) = runner.run_cases([Case(TINY, "tosa-int")], runner.RunOptions(out_dir=tmp_path))
     assert report.verdict is Verdict.ERROR and "harness error" in report.error
-    assert report.wall_seconds >= 1.0
+    assert report.wall_seconds == 75.0

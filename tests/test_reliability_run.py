@@ -15,6 +15,7 @@ file there fails instead (we may run as root, for whom a chmod'ed folder refuses
 from __future__ import annotations
 
 import builtins
+import contextlib
 import errno
 import io
 import json
@@ -25,13 +26,13 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from tests.test_reliability import CHEAP, ROOT, TINY, cli_main, environment, finished_cases, run_verify
+from tests.waiting import wait_for
 
 TINY_PATH = str(ROOT / TINY)
 
@@ -549,29 +550,53 @@ def test_an_empty_or_repeated_feature_list_is_refused(tmp_path, monkeypatch, cap
 @pytest.mark.parametrize("jobs, null_seed, at_once", [("4", "1", 2), ("2", "-1", 2), ("2", "1", 1)])
 def test_j_runs_cases_side_by_side_and_the_reports_keep_the_case_order(tmp_path, monkeypatch, capsys, jobs, null_seed,
                                                                         at_once):
-    """Three cases; a case with a null check keeps two workers busy. Each fake case waits (up to
-    5 s) for a companion; how many met says how many ran at once. Fails if -j is ignored."""
+    """Three cases; a case with a null check keeps two workers busy, so -j gives the pool its
+    width (jobs // workers per case), and the pool (tests/test_jobs_pool.py) holds to it. Where two
+    fit, the first two cases meet at a barrier (neither goes on before the other has started: fails
+    if -j is ignored), and the first waits for the second's journal line, so it finishes last of
+    its pair: the reports keep the case order all the same."""
     import threading
 
+    from verify.run import runner
+
+    widths = []
+    real_pool = runner.run_in_pool
+
+    def pool(tasks, width, **kwargs):
+        widths.append(width)
+        return real_pool(tasks, width, **kwargs)
+
+    monkeypatch.setattr(runner, "run_in_pool", pool)
+    run_dir = tmp_path / "run"
     running, most, lock = [0], [0], threading.Lock()
+    pair = threading.Barrier(2)
+
+    def journaled(target: str) -> bool:  # a line being appended may be read half-written: not yet there
+        for line in (run_dir / "journal.jsonl").read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                if json.loads(line).get("target") == target:
+                    return True
+        return False
 
     def side_by_side(case):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
-        deadline = time.monotonic() + 5
-        while most[0] < at_once and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.05 if case.target == "tosa-int" else 0)  # the first case finishes last of its pair
+        if at_once == 2 and case.target in ("tosa-int", "tosa-fp"):
+            pair.wait(timeout=60)  # BrokenBarrierError (the case an error, exit 1) if they never meet
+            if case.target == "tosa-int":
+                wait_for(lambda: journaled("tosa-fp"), 60, "the second case journaled")
         with lock:
             running[0] -= 1
 
     fake_cases(monkeypatch, during=side_by_side)
-    run_dir = tmp_path / "run"
     args = ["run", "--models", "none", "--model", TINY_PATH, "--reference-sets", "0", "--null-seed", null_seed,
             "--targets", "tosa-int,tosa-fp,ethos-u55", "--out", str(run_dir), "-j", jobs]
     assert cli_main(*args) == 0, capsys.readouterr().err
-    assert most[0] == at_once
+    assert widths == [at_once] and most[0] == at_once
+    finishing = [line["target"] for line in journal_lines(run_dir) if line.get("record") == "case"]
+    if at_once == 2:
+        assert finishing.index("tosa-fp") < finishing.index("tosa-int")
     assert report_of(json.loads((run_dir / "report.json").read_text())) == [
         ("tosa-int", "identical"), ("tosa-fp", "identical"), ("ethos-u55", "identical")]
 

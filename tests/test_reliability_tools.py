@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_for
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -43,14 +45,6 @@ def group_alive(group: int) -> list[int]:
             if int(fields[2]) == group and fields[0] != "Z":
                 found.append(int(entry.name))
     return found
-
-
-def wait_for(condition, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {seconds} s: {what}")
-        time.sleep(0.1)
 
 
 # ---- the launcher's memory limit ------------------------------------------------------------
@@ -103,7 +97,8 @@ def test_launch_command_runs_any_command_and_its_group_dies_with_the_launcher(tm
     log = tmp_path / "log"
     holder = subprocess.Popen([sys.executable, str(script), str(log)], env=dict(os.environ, PYTHONPATH=str(ROOT)))
     try:
-        wait_for(lambda: log.exists() and len(log.read_text().split()) == 2, 60, "the command started")
+        wait_for(lambda: log.exists() and len(log.read_text().split()) == 2, 60, "the command started",
+                 proc=holder)
         command, child = map(int, log.read_text().split())
         assert os.getpgid(command) == os.getpgid(child) != os.getpgid(holder.pid)
         holder.kill()
@@ -255,7 +250,7 @@ def test_peer_killed_outright_leaves_no_pytest_behind(tmp_path):
     """Issue 32 #8: SIGKILL to peer left its pytest child running under pid 1."""
     peer, ready = start_peer(tmp_path, "--modes", "stock", hang_at=1)
     try:
-        wait_for(ready.exists, 120, "the suite's test started")
+        wait_for(ready.exists, 120, "the suite's test started", proc=peer)
         test_pid, group = map(int, ready.read_text().split())
         assert group != os.getpgid(peer.pid)
         peer.kill()
@@ -273,7 +268,7 @@ def test_peer_interrupted_summarizes_the_finished_modes_and_exits_130(tmp_path):
     """Issue 32 #8: SIGINT gave a traceback and no summary."""
     peer, ready = start_peer(tmp_path, "--modes", "stock,fastpass", hang_at=2)  # the fastpass mode hangs
     try:
-        wait_for(ready.exists, 300, "the second mode's test started")
+        wait_for(ready.exists, 300, "the second mode's test started", proc=peer)
         test_pid = int(ready.read_text().split()[0])
         peer.send_signal(signal.SIGINT)
         out, err = peer.communicate(timeout=60)
