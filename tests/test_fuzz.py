@@ -491,6 +491,40 @@ def test_the_default_campaign_and_its_vocabulary_agree():
     assert mixed and mixed[0].targets == ("tosa-fp",)  # its route is FLOAT_ONLY: tosa-fp alone draws it
 
 
+# What an upstream should_run_pass that tests the TOSA spec allows: the text of the test, and the
+# targets whose spec passes it (tosa-fp: FP only; the other three: INT only; ethos-u55: the U55 subset).
+_SPEC_TESTS = {
+    "if not get_context_spec().support_integer():": {"tosa-int", "ethos-u55", "ethos-u85"},
+    "and not tosa_spec.support_integer()": {"tosa-fp"},
+    "is_U55_subset:": {"ethos-u55"},
+}
+
+
+def test_a_pass_whose_should_run_pass_tests_the_spec_is_not_expected_on_the_other_targets():
+    """Read off upstream: a pass that refuses every graph of a target (its should_run_pass tests
+    the TOSA spec) is not counted there by the coverage verdict (`aimed_on`), or a campaign
+    without its own targets calls it a generator gap: `verify fuzz --targets tosa-fp` did so for
+    InsertRescalePass (INT only) until reach.TARGET_ONLY said why."""
+    import inspect
+
+    from generators.random import reach
+    from verify.fuzz.campaign import CAMPAIGN_TARGETS
+    from verify.fuzz.coverage import aimed_on, annotated_passes_by_name, ops_acted_on
+
+    acted_on, judged = ops_acted_on(), []
+    for name, cls in sorted(annotated_passes_by_name().items()):
+        should_run = cls.__dict__.get("should_run_pass")
+        if name in reach.UNREACHABLE or should_run is None:
+            continue
+        source = inspect.getsource(should_run)
+        for test, allowed in _SPEC_TESTS.items():
+            if test in source:
+                judged.append(name)
+                aimed = {t for t in CAMPAIGN_TARGETS if aimed_on(name, t, acted_on[name])}
+                assert aimed and aimed <= allowed, (name, test, sorted(aimed))
+    assert {"InsertRescalePass", "BroadcastArgsPass", "CastIntComparisonInputsPass"} <= set(judged)
+
+
 def test_coverage_verdict_says_where_a_route_is_drawn_and_when_no_vocabulary_draws_it(monkeypatch):
     """A pass whose route only another target's vocabulary draws stands outside the campaign, which
     says why; one whose route no vocabulary draws is "not reachable with this vocabulary", said so,

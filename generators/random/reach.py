@@ -144,6 +144,11 @@ TARGET_ONLY: dict[str, tuple[tuple[str, ...], str]] = {
     "DecomposePermuteForU55Pass": (("ethos-u55",), _U55_ONLY),
     "DecomposeLargeStrideMaxPool2dForU55Pass": (("ethos-u55",), _U55_ONLY),
     "BroadcastArgsPass": (("ethos-u55",), _U55_ONLY),
+    "InsertRescalePass": (("tosa-int", "ethos-u55", "ethos-u85"),
+                          "its should_run_pass returns False unless the TOSA spec supports integers "
+                          "(get_context_spec().support_integer()), and it folds dq -> q pairs, which only "
+                          "quantized graphs hold (measured: fastpass skipped it in every one of 48 tosa-fp "
+                          "graphs of two fuzz campaigns; a tosa-fp-only campaign called it a generator gap)"),
     # retrace-only annotations (no targeted ops, so quantizer_first() cannot tell): measured
     "FuseBatchNorm2dPass": (("tosa-fp",),
                             "on INT targets no _native_batch_norm_legit_no_training reaches the lowering: the "
