@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_gate_workers import processes_mentioning
+from tests.waiting import wait_for
 from verify.gate.worker import FAULT_VARIABLE
 from verify.cluster.loopback import LoopbackCluster
 from verify.cluster.node import TEMPORARY_PREFIX
@@ -81,10 +82,7 @@ def remove_the_second_node_once_busy(cluster: LoopbackCluster, proc: subprocess.
     """Kill the cluster's second node as soon as a job of `proc`'s runs there (its folder in the
     temporary directory); its id. The caller adds a node back for the next test."""
     second = cluster.nodes[1]
-    deadline = time.monotonic() + seconds
-    while not node_folders(second) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert node_folders(second), "no job ever ran on the second node"
+    wait_for(lambda: node_folders(second), seconds, "a job on the second node", proc=proc)
     cluster.remove(1)
     return second
 
@@ -213,27 +211,20 @@ def test_a_run_stopped_on_the_cluster_resumes_on_the_cluster(cluster, tmp_path):
     proc = verify("run", "--models", "none", "--model", f"{model}:quick", "--model", f"{model}:hangs",
                   "--targets", "tosa-int", "--null-seed", "-1", "--reference-sets", "0", "--out", str(run_dir),
                   "--cluster", cluster.address, "-j", "1")  # one case at a time: the quick one has finished
-    deadline = time.monotonic() + 180
-    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert started.exists(), "the second case never started"
+    wait_for(started.exists, 180, "the second case started", proc=proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc, timeout=120)
     assert code == 130, err[-3000:]
     assert [c["model"] for c in journal_cases(run_dir)] == [f"{model}:quick"]
-    deadline = time.monotonic() + 10  # the node's launcher kills the group as the cancelled task unwinds
-    while processes_mentioning(marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not processes_mentioning(marker), "the stopped job's processes outlived the stop"
+    # the node's launcher kills the group as the cancelled task unwinds
+    wait_for(lambda: not processes_mentioning(marker), 10, "the stopped job's processes gone")
 
     def leftovers():  # this run's node folders (an earlier run's, left in /tmp, are not this test's)
         return [f for f in Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}*")
                 if f not in before and any(f.rglob(model.name))]
 
-    deadline = time.monotonic() + 30  # the node removes it as the task unwinds: slower on busy cores
-    while leftovers() and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not leftovers(), "the stopped job's node folder was left behind"
+    # the node removes it as the task unwinds: slower on busy cores
+    wait_for(lambda: not leftovers(), 30, "the stopped job's node folder removed", interval=0.5)
 
     hangs.unlink()
     code, _, err = finish(verify("run", "--resume", str(run_dir), "--cluster", cluster.address, "-v"))
@@ -254,16 +245,13 @@ def test_a_gate_stopped_on_the_cluster_keeps_the_evidence_its_node_gathered(clus
                   "--out", str(out), "--cluster", cluster.address, "--pass", f"{GATE_PASSES}:InsertBeforeRetracePass")
 
     def evidence_on_a_node() -> bool:  # a loopback cluster's node folders are on this machine
-        return any(json.loads(partial.read_text()).get("examples", 0) >= 1
-                   for folder in set(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}*")) - before
-                   for partial in folder.rglob("*.partial.json"))
-
-    deadline = time.monotonic() + 240
-    while proc.poll() is None and time.monotonic() < deadline:
         with contextlib.suppress(OSError, ValueError):  # a node folder going, a file being replaced
-            if evidence_on_a_node():
-                break
-        time.sleep(0.2)
+            return any(json.loads(partial.read_text()).get("examples", 0) >= 1
+                       for folder in set(Path(tempfile.gettempdir()).glob(f"{TEMPORARY_PREFIX}*")) - before
+                       for partial in folder.rglob("*.partial.json"))
+        return False
+
+    wait_for(evidence_on_a_node, 240, "evidence gathered on a node", proc=proc)
     assert proc.poll() is None, "the gate ended before it was stopped"
     proc.send_signal(signal.SIGINT)
     code, _, err = finish(proc, timeout=120)
@@ -283,10 +271,7 @@ def test_a_cluster_that_goes_away_stops_the_run_and_resume_finishes_it(tmp_path)
             "--reference-sets", "0"]
     with LoopbackCluster(1) as doomed:
         proc = verify("run", *args, "--out", str(run_dir), "--cluster", doomed.address)
-        deadline = time.monotonic() + 120
-        while not node_folders(doomed.nodes[0]) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert node_folders(doomed.nodes[0]), "the job never started"
+        wait_for(lambda: node_folders(doomed.nodes[0]), 120, "the job started on the node", proc=proc, interval=0.1)
     code, _, err = finish(proc, timeout=180)  # the cluster was shut down with the job in flight
     assert code == 1, err[-3000:]
     assert "cluster: the Ray cluster stopped answering" in err and "verify run --resume" in err, err[-3000:]

@@ -29,13 +29,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.cluster_node_plugin import NODE_FOLDER_VARIABLE, PLANTED_VARIABLE
 from tests.test_cluster import free_port, remove_the_second_node_once_busy
+from tests.waiting import wait_for
 from verify.cluster.loopback import LoopbackCluster
 from verify.cluster.node import TEMPORARY_PREFIX
 
@@ -182,10 +182,8 @@ def test_a_campaign_stopped_on_the_cluster_keeps_and_summarizes_the_cells_that_f
     assert lines_of(coverage) == sorted(line for cell in finished for line in lines_of(coverage / "cells" / cell / "coverage"))
     assert f"pass coverage, tosa-fp: {len(lines_of(coverage))} graphs" in stdout
     assert "fuzz: stopped by SIGINT" in err
-    deadline = time.monotonic() + 30  # the nodes remove the stopped jobs' folders as they unwind
-    while node_folders_left(cluster) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not node_folders_left(cluster)
+    # the nodes remove the stopped jobs' folders as they unwind
+    wait_for(lambda: not node_folders_left(cluster), 30, "the stopped jobs' node folders removed", interval=0.5)
 
 
 @pytest.mark.parametrize("command", ["fuzz", "peer"])

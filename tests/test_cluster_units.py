@@ -131,6 +131,7 @@ def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
     `finally` runs (a stopped `verify run --cluster` left its node folder in a full test run):
     the node's janitor removes the folder whatever ends the task. Fails without the janitor."""
     from tests.test_gate_workers import processes_mentioning
+    from tests.waiting import wait_for
 
     node_temp, folder = tmp_path / "node-tmp", tmp_path / "job"
     node_temp.mkdir()
@@ -149,17 +150,11 @@ def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
         """)
     proc = subprocess.Popen([sys.executable, "-c", task], env=dict(os.environ, TMPDIR=str(node_temp), PYTHONPATH=ROOT))
     try:
-        deadline = time.monotonic() + 60
-        while not processes_mentioning(marker) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert processes_mentioning(marker), "the job's worker never started"
+        wait_for(lambda: processes_mentioning(marker), 60, "the job's worker started", proc=proc, interval=0.1)
         assert [f.name[:len(TEMPORARY_PREFIX)] for f in node_temp.iterdir()] == [TEMPORARY_PREFIX]
         proc.kill()  # as Ray kills it: no finally, no handler
         proc.wait()
-        deadline = time.monotonic() + 10
-        while list(node_temp.iterdir()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not list(node_temp.iterdir()), "the killed task's folder was left behind"
+        wait_for(lambda: not list(node_temp.iterdir()), 10, "the killed task's folder removed", interval=0.1)
     finally:
         proc.kill()
         for pid in processes_mentioning(marker):  # the worker: no die_with_parent in timeit
