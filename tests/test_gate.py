@@ -21,7 +21,8 @@ from verify.usage import UsageError
 
 from verify.gate import passes as gp
 from verify.gate import run
-from verify.report.verdict import AnnotationFit, Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import AnnotationFit, Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -75,7 +76,7 @@ def test_cross_node_state_is_unsound_copy(tmp_path):
 
 def test_dtype_change_of_targeted_node_is_sound(tmp_path):
     v = gate("ChangeDtypePass", tmp_path, ["relu", "abs", "neg"], examples=4)
-    assert v.verdict is GateVerdict.SOUND, v.reason
+    assert v.verdict is ProofStatus.SOUND, v.reason
     assert v.copied_nodes > 0 and v.skipped_calls > 0  # both features were really exercised
     # sound rests on evidence: at least K (=2) examples per claimed feature in which fastpass acted
     skip, copy = v.evidence[Feature.SKIP], v.evidence[Feature.COPY]
@@ -92,7 +93,7 @@ def test_no_copy_ever_is_inert_not_sound(tmp_path):
     without its targeted op: no divergence, but nothing proves the claim; its code never
     retraces, so the gate names it inert."""
     v = gate("NoRetracePass", tmp_path, ["abs", "neg"], examples=3)
-    assert v.verdict is GateVerdict.INERT, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.INERT, (v.verdict, v.reason)
     assert v.ok and not v.verdict.fails  # does not fail CI
     assert v.evidence[Feature.COPY].examples_with_action == 0 and v.copied_nodes == 0
     assert "copy: 0 of 3 examples copied nodes" in v.reason
@@ -102,15 +103,15 @@ def test_no_copy_ever_is_inert_not_sound(tmp_path):
 def test_min_evidence_decides_between_sound_and_unexercised(tmp_path):
     """The same search is sound with K=2 and unexercised with K above the examples drawn."""
     low = gate("ChangeDtypePass", tmp_path / "low", ["relu", "abs", "neg"], examples=3, min_evidence=1)
-    assert low.verdict is GateVerdict.SOUND, low.reason
+    assert low.verdict is ProofStatus.SOUND, low.reason
     high = gate("ChangeDtypePass", tmp_path / "high", ["relu", "abs", "neg"], examples=3, min_evidence=4)
-    assert high.verdict is GateVerdict.UNEXERCISED
+    assert high.verdict is ProofStatus.UNEXERCISED
     assert "4 needed" in high.reason and "of 3 examples" in high.reason
 
 
 def test_call_override_inserting_nodes_is_sound(tmp_path):
     v = gate("InsertBeforeRetracePass", tmp_path, ["sigmoid", "abs", "neg"], examples=4)
-    assert v.verdict is GateVerdict.SOUND, v.reason
+    assert v.verdict is ProofStatus.SOUND, v.reason
     assert v.copied_nodes > 0 and v.evidence[Feature.COPY].examples_with_action >= 2  # copy really exercised
 
 
@@ -364,14 +365,14 @@ def test_evidence_counts_only_identical_examples_in_which_fastpass_acted():
     assert copy.ops_maybe_copied == {"aten.abs.default": 1}
     v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy})
     v.judge(2)
-    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.verdict is ProofStatus.UNEXERCISED
     assert v.reason == "copy: 1 of 4 examples copied nodes (pass invoked in 3; 2 needed)"
-    v.verdict = GateVerdict.SOUND
+    v.verdict = ProofStatus.SOUND
     v.judge(1)
-    assert v.verdict is GateVerdict.SOUND and v.examples_with_evidence == 1
-    found = PassVerdict("m.Q", "Q", "m:Q", verdict=GateVerdict.UNSOUND_COPY, evidence={Feature.COPY: Evidence(Feature.COPY)})
+    assert v.verdict is ProofStatus.SOUND and v.examples_with_evidence == 1
+    found = PassVerdict("m.Q", "Q", "m:Q", verdict=ProofStatus.UNSOUND_COPY, evidence={Feature.COPY: Evidence(Feature.COPY)})
     found.judge(5)
-    assert found.verdict is GateVerdict.UNSOUND_COPY and found.verdict.fails  # evidence never hides a divergence
+    assert found.verdict is ProofStatus.UNSOUND_COPY and found.verdict.fails  # evidence never hides a divergence
 
 
 def test_claims_waive_skip_only_where_fastpass_cannot_skip():
@@ -538,7 +539,6 @@ def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypat
     from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
 
     from verify.gate import run
-    from verify.report.verdict import GateVerdict
 
     def broken_search(*args, **kwargs):
         raise RuntimeError("Inconsistent data generation!")
@@ -549,7 +549,7 @@ def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypat
     done = reg.search("edge-fp", {qn}, lambda names: None, 3, ":top-up")
     assert done == 0
     error = reg.verdicts["<search-error:edge-fp:top-up>"]
-    assert error.verdict is GateVerdict.ERROR and error.verdict.fails
+    assert error.verdict is ProofStatus.ERROR and error.verdict.fails
     assert "Inconsistent data generation" in error.reason
     assert qn in reg.verdicts  # the pass's own verdict is still there to report
 
@@ -560,8 +560,8 @@ def test_stock_nondeterminism_is_vacuous_not_unsound_and_a_fault_behind_it_is_no
     v = gate("TagsInNodeSetOrderPass", tmp_path / "g", ["neg", "relu", "abs"], examples=3)
     # Every example is vacuous here (not comparable): the gate cannot decide, which is an error
     # (it fails CI and says why), never "unsound" -- and never "sound".
-    assert v.verdict is GateVerdict.ERROR, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.ERROR, (v.verdict, v.reason)
     assert "every example was vacuous" in v.reason and "node-set iteration order" in v.reason, v.reason
     assert "gives exactly fastpass's result" in v.reason
     faulty = gate("TagsInNodeSetOrderWithFaultPass", tmp_path / "h", ["neg", "relu", "abs"], examples=3)
-    assert faulty.verdict is GateVerdict.UNSOUND_COPY, (faulty.verdict, faulty.reason)
+    assert faulty.verdict is ProofStatus.UNSOUND_COPY, (faulty.verdict, faulty.reason)

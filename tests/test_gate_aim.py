@@ -25,7 +25,7 @@ from verify.gate import graphs as gg
 from verify.gate import passes as gp
 from verify.gate import run
 from verify.gate.graphs import Aim, DrawKind
-from verify.report.verdict import GateVerdict
+from fastpass.annotations import ProofStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -144,7 +144,7 @@ def test_suspects_in_skip_graphs(tmp_path, monkeypatch):
     aimed = drawn_kinds(cls, "skip")
     assert aimed[DrawKind.SUSPECT_IN_SKIP] >= aimed["examples"] // 3, aimed
     v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "aimed")
-    assert v.verdict is GateVerdict.UNSOUND_SKIP, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNSOUND_SKIP, (v.verdict, v.reason)
     assert v.modes["skip"]["examples"] <= DEFAULT_PASS_EXAMPLES
     assert "exp" in v.modes["skip"]["graph"] and "relu" not in v.modes["skip"]["graph"]
     assert v.modes["skip"]["drawn"][DrawKind.SUSPECT_IN_SKIP.value] >= 1  # the JSON says what was drawn
@@ -154,7 +154,7 @@ def test_suspects_in_skip_graphs(tmp_path, monkeypatch):
     # (plain skip graphs still hold clamp now and then: a dozen vocabulary ops present it)
     assert blind[DrawKind.SUSPECT_IN_SKIP] * 2 <= aimed[DrawKind.SUSPECT_IN_SKIP], (blind, aimed)
     v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "blind")
-    assert v.verdict is not GateVerdict.UNSOUND_SKIP, v.modes["skip"]
+    assert v.verdict is not ProofStatus.UNSOUND_SKIP, v.modes["skip"]
 
 
 def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
@@ -168,7 +168,7 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     # and three producers after a targeted node, test_gate_reach.py, from the same share)
     assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 10, aimed
     v = gate_default(cls, "RewritesWhatTargetsFeedPass", tmp_path / "aimed")
-    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNSOUND_COPY, (v.verdict, v.reason)
     assert v.modes["copy"]["examples"] <= DEFAULT_PASS_EXAMPLES
     assert "relu(x0)" in v.modes["copy"]["graph"] and "neg(v0)" in v.modes["copy"]["graph"]
 

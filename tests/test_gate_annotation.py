@@ -17,7 +17,8 @@ import torch
 from generators.random import interpret
 from verify.gate import check, graphs as gg, passes as gp, run
 from verify.report.reproducer import load
-from verify.report.verdict import GateVerdict, Verdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Verdict
 
 EXAMPLES = 60  # the gate's default, what CI draws
 
@@ -81,7 +82,7 @@ def test_the_annotation_check_kills_the_mutant_and_its_reproducer_replays(group_
         verdicts = {qn: run.make_verdict(cls)}
         run.annotation_checks({qn: cls}, verdicts, EXAMPLES, tmp_path, 0, 4, 30.0, None, 5, None)
         v = verdicts[qn]
-        assert v.verdict is GateVerdict.UNSOUND_SKIP, (v.verdict, v.reason)
+        assert v.verdict is ProofStatus.UNSOUND_SKIP, (v.verdict, v.reason)
         (path,) = v.reproducers.values()
         replayed = run.replay_saved(load(Path(path)))
     assert replayed.verdict is Verdict.DIVERGENT

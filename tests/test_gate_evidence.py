@@ -16,7 +16,8 @@ import pytest
 
 from verify.gate import check
 from verify.gate.verdict import Evidence, PassVerdict, merge_stages
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -148,14 +149,14 @@ def judged(evidence: Evidence, k: int = 5) -> PassVerdict:
 
 def test_reason_says_the_pass_never_retraced():
     v = judged(copy_evidence((2, 2, 0, 0), (1, 1, 0, 0), (1, 0, 0, 0)))
-    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.verdict is ProofStatus.UNEXERCISED
     assert v.reason == ("copy: 0 of 3 examples copied nodes (pass invoked in 3; 5 needed): "
                         + NEVER_RETRACED.format(R=3))
 
 
 def test_reason_says_the_pass_retraced_but_copied_nothing():
     v = judged(copy_evidence((2, 2, 7, 0), (1, 1, 0, 0)))
-    assert v.verdict is GateVerdict.UNEXERCISED
+    assert v.verdict is ProofStatus.UNEXERCISED
     assert v.reason == ("copy: 0 of 2 examples copied nodes (pass invoked in 2; 5 needed): "
                         + RETRACED_NONE.format(D=7, R=3))
     single = judged(copy_evidence((1, 1, 1, 0)))
@@ -197,7 +198,7 @@ def test_skip_evidence_gets_no_copy_diagnosis_and_verdicts_do_not_change():
         with_counts = judged(copy_evidence((1, 1, 0, 2), (1, 1, 4, 0), (1, 1, 0, 1)), k)
         without = judged(copy_evidence((1, 0, 0, 2), (1, 0, 0, 0), (1, 0, 0, 1)), k)
         assert with_counts.verdict is without.verdict
-    assert judged(copy_evidence((1, 1, 0, 2), (1, 1, 0, 1)), 2).verdict is GateVerdict.SOUND
+    assert judged(copy_evidence((1, 1, 0, 2), (1, 1, 0, 1)), 2).verdict is ProofStatus.SOUND
 
 
 # ---- wiring: the registry's record, the JUnit properties, a real gate run ------------------------
@@ -238,7 +239,7 @@ def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
     v = run.gate_pass(cls, f"{PASSES}:NoRetracePass", 2, "edge-fp", tmp_path, seed=0, how="direct", max_ops=2,
                       shrink_seconds=10, ops=["relu", "neg"], min_evidence=2)
     copy = v.evidence[Feature.COPY]
-    assert v.verdict is GateVerdict.INERT, (v.verdict, v.reason)  # its code never reaches ExportPass.call
+    assert v.verdict is ProofStatus.INERT, (v.verdict, v.reason)  # its code never reaches ExportPass.call
     assert copy.calls_ran == copy.invocations >= 2 and copy.nodes_dispatched == 0 and copy.copied_nodes == 0
     assert v.reason.endswith(NEVER_RETRACED.format(R=copy.calls_ran)), v.reason
 
@@ -248,11 +249,11 @@ def test_the_table_tells_apart_classes_that_share_a_name():
     and the unexercised line name their packages; a name no other class has stays short."""
     from verify.report.gate import table, unproven_line
 
-    def verdict(qualname, verdict=GateVerdict.SOUND):
+    def verdict(qualname, verdict=ProofStatus.SOUND):
         return PassVerdict(qualname, qualname.rsplit(".", 1)[1], qualname, verdict=verdict)
 
     arm = verdict("executorch.backends.arm._passes.canonicalize_view_copy_permute_pass."
-                  "CanonicalizeViewCopyPermutePass", GateVerdict.UNEXERCISED)
+                  "CanonicalizeViewCopyPermutePass", ProofStatus.UNEXERCISED)
     helper = verdict("executorch.backends.transforms.canonicalize_view_copy_permute_pass."
                      "CanonicalizeViewCopyPermutePass")
     other = verdict("executorch.backends.arm._passes.fuse_batch_norm2d_pass.FuseBatchNorm2dPass")
@@ -286,28 +287,28 @@ def test_missing_copy_evidence_of_a_pass_that_never_retraces_is_inert():
     e = copy_evidence((2, 2, 0, 0), (1, 1, 0, 0))
     v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: e})
     v.judge(5, never_retraces="its call() edits in place")
-    assert v.verdict is GateVerdict.INERT and v.ok
+    assert v.verdict is ProofStatus.INERT and v.ok
     assert v.reason.startswith("fastpass cannot copy in it: its call() edits in place; copy: 0 of 2 examples")
     # skip evidence missing too: skip can act in any pass, so it is not inert
     skip = Evidence(Feature.SKIP)
     skip.add(1, 0, 0, True)
     both = PassVerdict("m.P", "P", "m:P", evidence={Feature.SKIP: skip, Feature.COPY: copy_evidence((1, 1, 0, 0))})
     both.judge(5, never_retraces="its call() edits in place")
-    assert both.verdict is GateVerdict.UNEXERCISED, both.reason
+    assert both.verdict is ProofStatus.UNEXERCISED, both.reason
     # enough evidence: sound whatever the code looks like
     enough = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 1, 3, 2))})
     enough.judge(1, never_retraces="x", unreachable="y")
-    assert enough.verdict is GateVerdict.SOUND
+    assert enough.verdict is ProofStatus.SOUND
 
 
 def test_missing_evidence_of_a_pass_no_graph_presents_is_unreachable():
     v = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 0, 0, 0))})
     v.judge(5, unreachable="acts on symbolic shapes only")
-    assert v.verdict is GateVerdict.UNREACHABLE and v.ok
+    assert v.verdict is ProofStatus.UNREACHABLE and v.ok
     assert v.reason.startswith("no generated graph presents what it acts on: acts on symbolic shapes only; copy:")
     plain = PassVerdict("m.P", "P", "m:P", evidence={Feature.COPY: copy_evidence((1, 0, 0, 0))})
     plain.judge(5)
-    assert plain.verdict is GateVerdict.UNEXERCISED
+    assert plain.verdict is ProofStatus.UNEXERCISED
 
 
 def test_a_claim_whose_every_feature_is_waived_is_inert():
@@ -316,7 +317,7 @@ def test_a_claim_whose_every_feature_is_waived_is_inert():
     why = "upstream's should_run_pass skips it whenever its target_ops (all targeted) are absent"
     v = PassVerdict("m.P", "P", "m:P", waived={Feature.SKIP: why})
     v.judge(5)
-    assert v.verdict is GateVerdict.INERT and v.reason == f"fastpass cannot act in it: skip not checked: {why}"
+    assert v.verdict is ProofStatus.INERT and v.reason == f"fastpass cannot act in it: skip not checked: {why}"
     nothing = PassVerdict("m.P", "P", "m:P")
     nothing.judge(5)
-    assert nothing.verdict is GateVerdict.UNEXERCISED and nothing.reason == "no feature to check"
+    assert nothing.verdict is ProofStatus.UNEXERCISED and nothing.reason == "no feature to check"

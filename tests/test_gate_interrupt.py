@@ -90,7 +90,7 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     from verify.gate import run
     from verify.gate.verdict import Unfinished
     from verify.gate.workers import SearchSettings, registry_runner
-    from verify.report.verdict import GateVerdict
+    from fastpass.annotations import ProofStatus
 
     sign = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
     direct = "executorch.backends.arm._passes.decompose_gru_pass.DecomposeGruPass"  # no pipeline runs it
@@ -111,7 +111,7 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     assert set(verdicts) == {sign, direct}
     for qn, what in ((sign, "its search of stage(s) quantized"), (direct, "its direct run")):
         v = verdicts[qn]
-        assert v.verdict is GateVerdict.ERROR and v.verdict.fails and v.unfinished is Unfinished.NOT_STARTED, v
+        assert v.verdict is ProofStatus.ERROR and v.verdict.fails and v.unfinished is Unfinished.NOT_STARTED, v
         assert v.reason.startswith(f"not started: the --max-seconds budget was spent before {what}"), v.reason
         assert v.examples == 0
     assert not list((tmp_path / "workers").glob("*.job.json")), "a job started after the deadline"

@@ -12,7 +12,8 @@ import pytest
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate import run
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
@@ -46,9 +47,9 @@ def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax
     # every sound verdict rests on evidence; passes the two-op graphs never made fastpass act in are
     # unexercised, with what they lacked
     for v in others:
-        if v.verdict is GateVerdict.SOUND:
+        if v.verdict is ProofStatus.SOUND:
             assert all(e.examples_with_action >= 2 for e in v.evidence.values()), (v.name, v.evidence)
-    unexercised = [v for v in others if v.verdict is GateVerdict.UNEXERCISED]
+    unexercised = [v for v in others if v.verdict is ProofStatus.UNEXERCISED]
     assert unexercised and all("needed" in v.reason or "not checked" in v.reason for v in unexercised)
     assert all(v.examples == 4 for v in others if v.how == "batch")
 
@@ -67,8 +68,8 @@ def test_top_up_draws_for_passes_short_of_evidence(tmp_path):
     assert 2 <= v.examples <= 7, v.examples  # 1 main graph, then up to 6 more (fewer once it has 3)
     assert copy.examples == v.examples, copy.to_json()
     assert copy.invocations - copy.upstream_skipped >= v.examples - 1, copy.to_json()  # the pass ran
-    assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED)
-    assert (v.verdict is GateVerdict.SOUND) == (copy.examples_with_action >= 3)
+    assert v.verdict in (ProofStatus.SOUND, ProofStatus.UNEXERCISED)
+    assert (v.verdict is ProofStatus.SOUND) == (copy.examples_with_action >= 3)
     assert Feature.SKIP in v.waived  # op-targeted upstream: fastpass's skip never applies
     # what each graph was to the pass (graphs.DrawKind), every kind named, zero included
     from verify.gate.graphs import DrawKind
@@ -92,7 +93,7 @@ def test_top_up_withdraws_the_skip_claim_of_a_pass_skip_always_took(tmp_path):
     skip, copy = v.evidence[Feature.SKIP], v.evidence[Feature.COPY]
     assert skip.examples_with_action >= 2, skip.to_json()  # the main search: every call skipped
     assert copy.calls_ran >= 2 and copy.examples_with_action >= 2, copy.to_json()
-    assert v.verdict is GateVerdict.SOUND, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.SOUND, (v.verdict, v.reason)
 
 
 def test_the_pipeline_probe_sees_the_helpers_the_propagation_passes_call():

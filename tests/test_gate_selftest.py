@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from verify.gate import passes as gp
 from verify.gate import selftest as st
 from verify.report import selftest as sr
-from verify.report.verdict import GateVerdict
+from fastpass.annotations import ProofStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -60,7 +60,7 @@ def test_score_counts_and_json(tmp_path):
         ann = lookup(cls)
         seen.append((cls.__name__, ann.skip_sound, ann.copy_sound, len(ann.targeted_ops)))
         wrong = not ann.targeted_ops or (cls.__name__ == "UndeclaredRewritePass" and ann.skip_sound)
-        verdict = GateVerdict.UNSOUND_SKIP if wrong else GateVerdict.SOUND
+        verdict = ProofStatus.UNSOUND_SKIP if wrong else ProofStatus.SOUND
         return SimpleNamespace(verdict=verdict, reproducers={verdict.value: str(out / "r.py")} if wrong else {},
                                reason="")
 
@@ -92,7 +92,7 @@ def test_ci_gate_stops_at_the_first_failing_stage_and_gates_an_uninvoked_pass_di
     def fake_registry(classes, examples, stages, out, seed, *rest):
         calls.append(list(stages))
         (qn,) = classes
-        verdict = GateVerdict.UNSOUND_COPY if set(stages) & failing else GateVerdict.SOUND
+        verdict = ProofStatus.UNSOUND_COPY if set(stages) & failing else ProofStatus.SOUND
         return [SimpleNamespace(qualname=qn, verdict=verdict, reproducers={}, reason="")]
 
     invoked = {"edge-fp": {"P"}, "quantized": {"P"}, "ethos-u55": {"P"}, "ethos-u85": set()}
@@ -104,10 +104,10 @@ def test_ci_gate_stops_at_the_first_failing_stage_and_gates_an_uninvoked_pass_di
                            default_stages=("edge-fp", "quantized", "ethos-u55", "ethos-u85"))
     P = type("P", (), {})
     v = st.ci_gate(args)({"m.P": P}, tmp_path, 0)
-    assert v.verdict is GateVerdict.UNSOUND_COPY and calls == [["edge-fp"], ["quantized"]]
+    assert v.verdict is ProofStatus.UNSOUND_COPY and calls == [["edge-fp"], ["quantized"]]
     calls.clear()
     failing.clear()
-    assert st.ci_gate(args)({"m.P": P}, tmp_path, 0).verdict is GateVerdict.SOUND
+    assert st.ci_gate(args)({"m.P": P}, tmp_path, 0).verdict is ProofStatus.SOUND
     assert calls == [["edge-fp"], ["quantized"], ["ethos-u55"]]  # u85 does not invoke it
     calls.clear()
     Q = type("Q", (), {})
@@ -305,11 +305,11 @@ def test_a_run_ci_fails_kills_the_mutant_whichever_verdict_fails():
     killed mutant survived."""
     from verify.gate.verdict import PassVerdict
 
-    own = PassVerdict("a.Pass", "Pass", "ref", GateVerdict.UNEXERCISED)
-    unattributed = PassVerdict("<unattributed>", "unattributed", "-", GateVerdict.ERROR, "divergence at <input>")
+    own = PassVerdict("a.Pass", "Pass", "ref", ProofStatus.UNEXERCISED)
+    unattributed = PassVerdict("<unattributed>", "unattributed", "-", ProofStatus.ERROR, "divergence at <input>")
     assert st.ci_verdict([own, unattributed], "a.Pass") is unattributed
     assert st.ci_verdict([own], "a.Pass") is own
-    failing_own = PassVerdict("a.Pass", "Pass", "ref", GateVerdict.UNSOUND_COPY)
+    failing_own = PassVerdict("a.Pass", "Pass", "ref", ProofStatus.UNSOUND_COPY)
     assert st.ci_verdict([unattributed, failing_own], "a.Pass") is failing_own
 
 
@@ -384,9 +384,9 @@ def test_a_stop_ends_the_sample_and_a_mutant_it_cut_short_is_not_a_kill(tmp_path
         calls.append(next(iter(mutant_classes)))
         if len(calls) == 2:  # the stop arrives during the second gated mutant
             launcher.stop_all(signal.SIGTERM)
-            return SimpleNamespace(verdict=GateVerdict.ERROR, reproducers={},
+            return SimpleNamespace(verdict=ProofStatus.ERROR, reproducers={},
                                    reason="not run: stopped by SIGTERM before its search finished")
-        return SimpleNamespace(verdict=GateVerdict.SOUND, reproducers={}, reason="")
+        return SimpleNamespace(verdict=ProofStatus.SOUND, reproducers={}, reason="")
 
     try:
         report = st.self_test(classes, 3, 0, gate, tmp_path, threshold=0.8)
@@ -416,7 +416,7 @@ def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tm
 
     def gate(mutant_classes, out, seed):
         gated.append(next(iter(mutant_classes)))
-        return SimpleNamespace(verdict=GateVerdict.UNSOUND_COPY, reproducers={}, reason="")
+        return SimpleNamespace(verdict=ProofStatus.UNSOUND_COPY, reproducers={}, reason="")
 
     monkeypatch.setattr(st, "proven", lambda _classes: classes)
     monkeypatch.setattr(st, "ci_gate", lambda args: gate)

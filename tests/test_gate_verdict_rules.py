@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished, merge_stages
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 COUNTS = ("examples", "distinct", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
           "copied_nodes", "calls_ran", "nodes_dispatched")
@@ -47,12 +48,12 @@ def test_evidence_survives_json():
     assert back.calls_ran == 0 and back.nodes_dispatched == 0 and back.examples == found.examples
 
 
-def verdict(stage, verdict=GateVerdict.SOUND, reason="", **fields) -> PassVerdict:
+def verdict(stage, verdict=ProofStatus.SOUND, reason="", **fields) -> PassVerdict:
     return PassVerdict("pkg.P", "P", "ref", verdict, reason, how=f"how-{stage}", stage=stage, **fields)
 
 
 def test_a_verdict_survives_json():
-    original = verdict("tosa-int", GateVerdict.UNSOUND_COPY, "differs", annotation={"ops": ["a"]},
+    original = verdict("tosa-int", ProofStatus.UNSOUND_COPY, "differs", annotation={"ops": ["a"]},
                        reproducers={"unsound-copy": "r.json"}, examples=7,
                        evidence={Feature.COPY: evidence(), Feature.SKIP: evidence(Feature.SKIP, 2)},
                        waived={Feature.SKIP: "why"}, modes={"copy": {"diverged": True}}, seconds=1.5,
@@ -79,12 +80,12 @@ def test_a_verdict_survives_json():
 def test_an_unfinished_check_is_an_error_unless_it_already_failed():
     found = verdict("s")
     found.not_finished(Unfinished.STOPPED, "stopped by SIGINT")
-    assert (found.verdict, found.reason, found.unfinished) == (GateVerdict.ERROR, "stopped by SIGINT", Unfinished.STOPPED)
-    unsound = verdict("s", GateVerdict.UNSOUND_SKIP, "differs at p")
+    assert (found.verdict, found.reason, found.unfinished) == (ProofStatus.ERROR, "stopped by SIGINT", Unfinished.STOPPED)
+    unsound = verdict("s", ProofStatus.UNSOUND_SKIP, "differs at p")
     unsound.not_finished(Unfinished.NOT_STARTED, "budget spent")
     assert (unsound.verdict, unsound.reason, unsound.unfinished) == (
-        GateVerdict.UNSOUND_SKIP, "differs at p; budget spent", Unfinished.NOT_STARTED)
-    bare = verdict("s", GateVerdict.ERROR)
+        ProofStatus.UNSOUND_SKIP, "differs at p; budget spent", Unfinished.NOT_STARTED)
+    bare = verdict("s", ProofStatus.ERROR)
     bare.not_finished(Unfinished.CUT_SHORT, "worker crashed")
     assert bare.reason == "worker crashed"
     assert str(Unfinished.CUT_SHORT) == "cut-short"
@@ -94,13 +95,13 @@ def test_merge_stages_sums_the_evidence_and_keeps_the_first_stage_identity():
     first = verdict("tosa-int", annotation={"a": 1}, waived={Feature.SKIP: "w"}, examples=3, seconds=1.0,
                     evidence={Feature.COPY: evidence(base=1)}, drawn={"plain": 2, "linked": 1},
                     reproducers={"x": "1.json"}, modes={"copy": {"note": "first"}})
-    second = PassVerdict("other.Q", "Q", "ref2", GateVerdict.SOUND, "", how="how-2", stage="ethos-u55",
+    second = PassVerdict("other.Q", "Q", "ref2", ProofStatus.SOUND, "", how="how-2", stage="ethos-u55",
                          examples=4, seconds=2.5, evidence={Feature.COPY: evidence(base=2),
                                                             Feature.SKIP: evidence(Feature.SKIP, 5)},
                          drawn={"plain": 5}, reproducers={"x": "2.json", "y": "3.json"})
     merged = merge_stages([first, second])
     assert (merged.qualname, merged.name, merged.ref) == ("pkg.P", "P", "ref")
-    assert merged.verdict is GateVerdict.SOUND and merged.reason == "" and merged.how == "how-tosa-int"
+    assert merged.verdict is ProofStatus.SOUND and merged.reason == "" and merged.how == "how-tosa-int"
     assert merged.stage == "tosa-int,ethos-u55" and merged.examples == 7 and merged.seconds == 3.5
     assert merged.annotation == {"a": 1} and merged.annotation is not first.annotation
     assert merged.waived == {Feature.SKIP: "w"} and merged.waived is not first.waived
@@ -117,17 +118,17 @@ def test_merge_stages_sums_the_evidence_and_keeps_the_first_stage_identity():
 
 def test_merge_stages_lets_the_first_failing_stage_decide_and_names_the_later_ones():
     stages = [verdict("a", modes={"copy": {"note": "a"}}),
-              verdict("b", GateVerdict.UNSOUND_COPY, "copy differs", modes={"copy": {"diverged": "b"}}),
-              verdict("c", GateVerdict.ERROR, "crashed"),
-              verdict("d", GateVerdict.UNSOUND_SKIP, "skip differs")]
+              verdict("b", ProofStatus.UNSOUND_COPY, "copy differs", modes={"copy": {"diverged": "b"}}),
+              verdict("c", ProofStatus.ERROR, "crashed"),
+              verdict("d", ProofStatus.UNSOUND_SKIP, "skip differs")]
     merged = merge_stages(stages)
-    assert merged.verdict is GateVerdict.UNSOUND_COPY and merged.how == "how-b"
+    assert merged.verdict is ProofStatus.UNSOUND_COPY and merged.how == "how-b"
     assert merged.reason == "copy differs; also error on c, unsound-skip on d"
     assert merged.modes == {"copy": {"diverged": "b"}}
-    one = merge_stages([verdict("a"), verdict("b", GateVerdict.ERROR, "crashed")])
-    assert one.verdict is GateVerdict.ERROR and one.reason == "crashed" and one.how == "how-b"
-    alone = merge_stages([verdict("a", GateVerdict.UNEXERCISED, "few")])
-    assert alone.verdict is GateVerdict.UNEXERCISED and alone.reason == "few" and alone.stage == "a"
+    one = merge_stages([verdict("a"), verdict("b", ProofStatus.ERROR, "crashed")])
+    assert one.verdict is ProofStatus.ERROR and one.reason == "crashed" and one.how == "how-b"
+    alone = merge_stages([verdict("a", ProofStatus.UNEXERCISED, "few")])
+    assert alone.verdict is ProofStatus.UNEXERCISED and alone.reason == "few" and alone.stage == "a"
     with pytest.raises(ValueError, match="at least one stage"):
         merge_stages([])
 
@@ -188,20 +189,20 @@ def _acted(feature, n, examples=10) -> Evidence:
 
 def test_judge_joins_every_note_and_every_missing_feature():
     sound = _judged({Feature.COPY: _acted(Feature.COPY, 5)})
-    assert sound.verdict is GateVerdict.SOUND and sound.reason == ""
+    assert sound.verdict is ProofStatus.SOUND and sound.reason == ""
     two_notes = {Feature.SKIP: "w1", Feature.COPY: "w2"}
     noted = _judged({Feature.COPY: _acted(Feature.COPY, 6)}, waived={Feature.SKIP: "w1"})
-    assert noted.verdict is GateVerdict.SOUND and noted.reason == "skip not checked: w1"
+    assert noted.verdict is ProofStatus.SOUND and noted.reason == "skip not checked: w1"
     inert = _judged({}, waived=two_notes)
-    assert inert.verdict is GateVerdict.INERT
+    assert inert.verdict is ProofStatus.INERT
     assert inert.reason == "fastpass cannot act in it: skip not checked: w1; copy not checked: w2"
     nothing = _judged({})
-    assert (nothing.verdict, nothing.reason) == (GateVerdict.UNEXERCISED, "no feature to check")
+    assert (nothing.verdict, nothing.reason) == (ProofStatus.UNEXERCISED, "no feature to check")
     few = _judged({Feature.SKIP: _acted(Feature.SKIP, 1), Feature.COPY: _acted(Feature.COPY, 2)})
-    assert few.verdict is GateVerdict.UNEXERCISED
+    assert few.verdict is ProofStatus.UNEXERCISED
     assert few.reason == ("skip: 1 of 10 examples skipped (pass invoked in 10; 5 needed); "
                           "copy: 2 of 10 examples copied nodes (pass invoked in 10; 5 needed)")
-    sound_again = verdict("s", GateVerdict.SOUND, evidence={Feature.COPY: _acted(Feature.COPY, 5)}, waived=two_notes)
+    sound_again = verdict("s", ProofStatus.SOUND, evidence={Feature.COPY: _acted(Feature.COPY, 5)}, waived=two_notes)
     sound_again.judge(5)
     assert sound_again.reason == "skip not checked: w1; copy not checked: w2"
 
@@ -209,16 +210,16 @@ def test_judge_joins_every_note_and_every_missing_feature():
 def test_judge_calls_inert_only_when_copy_alone_lacks_evidence():
     exactly_enough_skip = {Feature.SKIP: _acted(Feature.SKIP, 5), Feature.COPY: _acted(Feature.COPY, 0)}
     inert = _judged(exactly_enough_skip, never_retraces="edits in place")
-    assert inert.verdict is GateVerdict.INERT and inert.reason.startswith("fastpass cannot copy in it: edits in place; ")
+    assert inert.verdict is ProofStatus.INERT and inert.reason.startswith("fastpass cannot copy in it: edits in place; ")
     both_lacking = {Feature.SKIP: _acted(Feature.SKIP, 4), Feature.COPY: _acted(Feature.COPY, 0)}
-    assert _judged(both_lacking, never_retraces="edits in place").verdict is GateVerdict.UNEXERCISED
+    assert _judged(both_lacking, never_retraces="edits in place").verdict is ProofStatus.UNEXERCISED
     unreachable = _judged(both_lacking, unreachable="no graph has it")
-    assert unreachable.verdict is GateVerdict.UNREACHABLE
+    assert unreachable.verdict is ProofStatus.UNREACHABLE
     assert unreachable.reason.startswith("no generated graph presents what it acts on: no graph has it; skip: 4 of 10")
 
 
 def test_merge_stages_with_two_failures_names_the_second():
-    merged = merge_stages([verdict("a", GateVerdict.ERROR, "crashed"), verdict("b", GateVerdict.UNSOUND_SKIP, "x")])
+    merged = merge_stages([verdict("a", ProofStatus.ERROR, "crashed"), verdict("b", ProofStatus.UNSOUND_SKIP, "x")])
     assert merged.reason == "crashed; also unsound-skip on b"
     with pytest.raises(ValueError) as caught:
         merge_stages([])

@@ -23,7 +23,8 @@ from tests.waiting import wait_for
 from verify.gate import run
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -69,7 +70,7 @@ def test_a_verdict_crosses_the_process_boundary_unchanged():
                     examples_with_action=2, skipped_calls=0, copied_nodes=7, ops_maybe_copied={"aten.neg.default": 2})
     skip = Evidence(Feature.SKIP, examples=4, examples_invoked=4, invocations=4, examples_with_action=4,
                     skipped_calls=4)
-    v = PassVerdict("m.P", "P", "m:P", GateVerdict.UNSOUND_COPY, "unsound-copy: graph differs", "direct",
+    v = PassVerdict("m.P", "P", "m:P", ProofStatus.UNSOUND_COPY, "unsound-copy: graph differs", "direct",
                     "edge-fp", annotation={"targeted_ops": ["aten.relu.default"], "skip_sound": True,
                                            "copy_sound": True, "source": "test"},
                     reproducers={"unsound-copy": "/x/P-unsound-copy.py"}, examples=8,
@@ -78,7 +79,7 @@ def test_a_verdict_crosses_the_process_boundary_unchanged():
                     seconds=1.5)
     rebuilt = PassVerdict.from_json(json.loads(json.dumps(v.to_json())))
     assert rebuilt == v
-    assert rebuilt.verdict is GateVerdict.UNSOUND_COPY and rebuilt.evidence[Feature.COPY].feature is Feature.COPY
+    assert rebuilt.verdict is ProofStatus.UNSOUND_COPY and rebuilt.evidence[Feature.COPY].feature is Feature.COPY
 
 
 def test_a_worker_past_the_pass_timeout_is_killed_and_its_pass_an_error(tmp_path):
@@ -228,10 +229,10 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     assert v.examples == 1, v.examples  # the graph lowered before the stop, and no other
     assert v.stage == "edge-fp"  # the second stage never started
     assert v.evidence[Feature.COPY].examples == 1
-    assert v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
     assert v.reason == ("not run: stopped by SIGINT before its search of stage(s) edge-fp, quantized finished "
                         "(evidence so far kept)"), v.reason
-    assert never.qualname == direct and never.verdict is GateVerdict.ERROR and never.examples == 0
+    assert never.qualname == direct and never.verdict is ProofStatus.ERROR and never.examples == 0
     assert never.unfinished is Unfinished.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
     assert time.monotonic() - started < 120
 
@@ -243,7 +244,7 @@ SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 
 
-def _stage_verdict(stage: str, verdict: GateVerdict = GateVerdict.SOUND, *, examples: int, acted: int,
+def _stage_verdict(stage: str, verdict: ProofStatus = ProofStatus.SOUND, *, examples: int, acted: int,
                    reproducers: dict | None = None, reason: str = "") -> PassVerdict:
     copy = Evidence(Feature.COPY, examples=examples, examples_invoked=examples, invocations=examples,
                     examples_with_action=acted, copied_nodes=2 * acted, ops_maybe_copied={"aten.abs.default": acted})
@@ -260,14 +261,14 @@ def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
     from verify.gate.verdict import merge_stages
 
     sound = _stage_verdict("edge-fp", examples=3, acted=2)
-    unsound = _stage_verdict("quantized", GateVerdict.UNSOUND_COPY, examples=2, acted=1,
+    unsound = _stage_verdict("quantized", ProofStatus.UNSOUND_COPY, examples=2, acted=1,
                              reproducers={"unsound-copy": "/r/P-unsound-copy-quantized.py"},
                              reason="unsound-copy at P: graph differs")
-    later = _stage_verdict("ethos-u55", GateVerdict.ERROR, examples=1, acted=0,
+    later = _stage_verdict("ethos-u55", ProofStatus.ERROR, examples=1, acted=0,
                            reproducers={"unsound-copy": "/r/P-unsound-copy-ethos-u55.py"}, reason="only with others")
     merged = merge_stages([sound, unsound, later])
     merged.judge(1)  # evidence enough for sound: judging must not undo the unsound verdict
-    assert merged.verdict is GateVerdict.UNSOUND_COPY
+    assert merged.verdict is ProofStatus.UNSOUND_COPY
     assert merged.reason.startswith("unsound-copy at P: graph differs") and "also error on ethos-u55" in merged.reason
     assert merged.stage == "edge-fp,quantized,ethos-u55" and merged.how == "pipeline"
     assert merged.reproducers == {"unsound-copy": "/r/P-unsound-copy-quantized.py",
@@ -280,11 +281,11 @@ def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
     both = merge_stages([_stage_verdict("edge-fp", examples=2, acted=2), _stage_verdict("quantized", examples=2,
                                                                                          acted=1)])
     both.judge(3)
-    assert both.verdict is GateVerdict.SOUND and both.examples_with_evidence == 3 and both.stage == "edge-fp,quantized"
+    assert both.verdict is ProofStatus.SOUND and both.examples_with_evidence == 3 and both.stage == "edge-fp,quantized"
     short = merge_stages([_stage_verdict("edge-fp", examples=2, acted=2), _stage_verdict("quantized", examples=2,
                                                                                           acted=1)])
     short.judge(4)
-    assert short.verdict is GateVerdict.UNEXERCISED and "copy: 3 of 4 examples" in short.reason
+    assert short.verdict is ProofStatus.UNEXERCISED and "copy: 3 of 4 examples" in short.reason
     # the inputs are not changed by the merge
     assert sound.evidence[Feature.COPY].examples == 3 and sound.stage == "edge-fp"
 
@@ -293,7 +294,7 @@ def test_stage_results_merge_in_stage_order_whatever_order_they_finished_in():
     from verify.gate import run
 
     classes = {"m.P": object}
-    stage_error = PassVerdict("<worker-crash>", "worker crash", "-", GateVerdict.ERROR, "<worker-crash: exit 3>",
+    stage_error = PassVerdict("<worker-crash>", "worker crash", "-", ProofStatus.ERROR, "<worker-crash: exit 3>",
                               "batch", "quantized")
     results = [run.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
                run.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
@@ -353,7 +354,7 @@ def test_stage_searches_in_workers_give_the_same_verdicts_whatever_the_number_of
         assert v.stage == f"edge-fp,quantized,{run.ANNOTATION_LABEL}" and v.examples == 4 + 2 * len(v.evidence), \
             (v.name, v.stage, v.examples)
         assert all(e.examples == 6 for e in v.evidence.values())
-        assert v.verdict in (GateVerdict.SOUND, GateVerdict.UNEXERCISED), (v.name, v.verdict, v.reason)
+        assert v.verdict in (ProofStatus.SOUND, ProofStatus.UNEXERCISED), (v.name, v.verdict, v.reason)
     assert "[edge-fp] graph 1/2" in caplog.text and "[quantized] graph 2/2" in caplog.text
     assert "stage quantized: 2 pass(es) searched" in caplog.text  # the finished stage's line
     assert (tmp_path / "j2" / "workers" / "000-stage-edge-fp.result.json").is_file()
@@ -366,7 +367,7 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
     monkeypatch.setenv(FAULT_VARIABLE, "quantized:exit")
     verdicts = {v.qualname: v for v in _registry_in_workers(tmp_path / "crash", 2, ["edge-fp", "quantized"])}
     crash = verdicts["<worker-crash>"]
-    assert crash.verdict is GateVerdict.ERROR and crash.stage == "quantized" and crash.verdict.fails
+    assert crash.verdict is ProofStatus.ERROR and crash.stage == "quantized" and crash.verdict.fails
     assert crash.reason.startswith(f"<worker-crash: exit {FAULT_EXIT_STATUS}>"), crash.reason
     assert "injected fault 'exit' for quantized" in crash.reason and "gave no evidence for its 2 pass(es)" in crash.reason
     for qn in (SIGN, MINMAX):
@@ -375,16 +376,16 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
     assert list(verdicts) == [SIGN, MINMAX, "<worker-crash>"]
 
     for qn in (SIGN, MINMAX):  # ... and, their quantized search not finished, are errors saying so
-        assert verdicts[qn].verdict is GateVerdict.ERROR and verdicts[qn].unfinished is Unfinished.CUT_SHORT
+        assert verdicts[qn].verdict is ProofStatus.ERROR and verdicts[qn].unfinished is Unfinished.CUT_SHORT
         assert verdicts[qn].reason.startswith("not finished: its search of stage(s) quantized ended without")
 
     monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
     started = time.monotonic()
     (*passes, hung) = _registry_in_workers(tmp_path / "hang", 1, ["edge-fp"], stage_timeout=4)
-    assert hung.qualname == "<worker-timeout>" and hung.verdict is GateVerdict.ERROR, hung
+    assert hung.qualname == "<worker-timeout>" and hung.verdict is ProofStatus.ERROR, hung
     assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
     assert "gave no evidence for its 2 pass(es)" in hung.reason
-    assert all(v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.CUT_SHORT and v.examples == 0
+    assert all(v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.CUT_SHORT and v.examples == 0
                for v in passes), passes
     assert time.monotonic() - started < 60
     assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
@@ -422,7 +423,7 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path
         # edge-fp's 2 graphs and the quantized graph checkpointed before its progress record
         assert v.stage == "edge-fp,quantized" and v.examples == 3, (v.name, v.stage, v.examples)
         assert all(e.examples == 3 for e in v.evidence.values())
-        assert v.verdict is GateVerdict.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+        assert v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
         assert v.reason.startswith("not run: stopped by SIGINT before its search of stage(s) quantized finished")
     assert not (tmp_path / "workers" / "001-stage-quantized.result.json").exists()
     assert (tmp_path / "workers" / "001-stage-quantized.partial.json").is_file()

@@ -164,7 +164,8 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     the machinery is the same), the revision whose every annotation was proven stays."""
     from verify.gate import ledger
     from verify.gate.verdict import Evidence, PassVerdict
-    from verify.report.verdict import Feature, GateVerdict
+    from fastpass.annotations import ProofStatus
+    from verify.report.verdict import Feature
 
     cls = pass_class()
     other = "some.other.Pass"
@@ -174,7 +175,7 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     document = json.loads(path.read_text())
     document["gated_at"] = "whole-run-revision"
     path.write_text(json.dumps(document))
-    verdict = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.SOUND, stage="ethos-u55",
+    verdict = PassVerdict(PASS, "DecomposeLinearPass", "ref", ProofStatus.SOUND, stage="ethos-u55",
                           evidence={Feature.COPY: Evidence(Feature.COPY, examples=30, examples_with_action=12)})
     counts = ledger.record([verdict], {PASS: cls}, {"examples": 30}, "pass-run-revision", [PASS, other], path,
                            partial=True)
@@ -186,9 +187,9 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     assert written["passes"][other] == {"verdict": "sound", "claim": "abc"}
     assert _proofs.reload(path).status(PASS, lookup(cls)) is _proofs.ProofStatus.SOUND
     with pytest.raises(ValueError, match="no pass is unsound"):
-        ledger.record([PassVerdict(PASS, "x", "ref", GateVerdict.UNSOUND_COPY)], {PASS: cls}, {}, "r", [PASS], path)
+        ledger.record([PassVerdict(PASS, "x", "ref", ProofStatus.UNSOUND_COPY)], {PASS: cls}, {}, "r", [PASS], path)
     # a later focused run that proved less (unexercised, 1 example) does not take the proof back
-    weaker = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.UNEXERCISED, stage="edge-fp",
+    weaker = PassVerdict(PASS, "DecomposeLinearPass", "ref", ProofStatus.UNEXERCISED, stage="edge-fp",
                          evidence={Feature.COPY: Evidence(Feature.COPY, examples=30, examples_with_action=1)})
     ledger.record([weaker], {PASS: cls}, {"examples": 30}, "later-revision", [PASS, other], path, partial=True)
     kept = json.loads(path.read_text())["passes"][PASS]
@@ -198,7 +199,7 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     kept = json.loads(path.read_text())["passes"][PASS]
     assert kept["verdict"] == "sound" and kept["proven_at"] == "pass-run-revision" and kept["gate"] == {"examples": 30}
     # a whole run that proves more replaces it, and a changed claim is recorded whatever it found
-    stronger = PassVerdict(PASS, "DecomposeLinearPass", "ref", GateVerdict.SOUND, stage="edge-fp",
+    stronger = PassVerdict(PASS, "DecomposeLinearPass", "ref", ProofStatus.SOUND, stage="edge-fp",
                            evidence={Feature.COPY: Evidence(Feature.COPY, examples=60, examples_with_action=20)})
     ledger.record([stronger], {PASS: cls}, {"examples": 60}, "whole-run-2", [PASS, other], path)
     assert json.loads(path.read_text())["passes"][PASS]["proven_at"] == "whole-run-2"

@@ -46,13 +46,14 @@ def test_junit_counts_are_counted_from_the_cases(tmp_path):
 
 def test_run_and_gate_write_through_the_one_writer(tmp_path, monkeypatch):
     """Both commands' JUnit files are made by verify.report.junit (a fault injected there shows in both)."""
-    from verify.gate.verdict import GateVerdict, PassVerdict
+    from fastpass.annotations import ProofStatus
+    from verify.gate.verdict import PassVerdict
     from verify.report import files, gate, junit
 
     written = []
     monkeypatch.setattr(junit, "write_bytes", lambda path, data: written.append((path, data)))
     files.write_junit([], tmp_path / "run.xml", unfinished=[("tiny", "tosa-int")])
-    gate.write_junit([PassVerdict("m.P", "P", "m:P", GateVerdict.UNTESTED, "no pipeline")], tmp_path / "g.xml", 1.0, 5)
+    gate.write_junit([PassVerdict("m.P", "P", "m:P", ProofStatus.UNTESTED, "no pipeline")], tmp_path / "g.xml", 1.0, 5)
     (_, run_xml), (_, gate_xml) = written
     run_case = ET.fromstring(run_xml).find("testcase")
     assert run_case.get("classname") == "verify.tosa-int" and run_case.find("error") is not None

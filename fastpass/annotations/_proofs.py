@@ -54,21 +54,62 @@ class LedgerError(ValueError):
 
 
 class ProofStatus(str, enum.Enum):
-    """An annotation's standing in the ledger, as fastpass sees it now."""
+    """An annotation's standing: what the gate found for its pass (``python -m verify gate``, one
+    verdict per annotated pass), and the same word in the ledger, read as fastpass sees it now.
+
+    One enum for both uses: the ledger records the gate's verdict as it is, so a verdict and a
+    status are the same value and never converted. Two members are the ledger's own readings and
+    never a gate verdict: ``STALE`` (a proof whose claim, machinery or versions changed since) and
+    ``UNPROVEN`` (no entry at all). Both are neither unsound nor failing (``fails``): nothing was
+    found wrong, only nothing holds (``unproven``)."""
 
     SOUND = "sound"  # proven: fastpass acted in the pass on enough graphs, always identical
-    UNEXERCISED = "unexercised"  # fastpass can act in it, but the gate saw too few examples
-    INERT = "inert"  # fastpass cannot act in it (never retraces, or upstream skips every call)
+    UNEXERCISED = "unexercised"  # no divergence, but the gate saw fastpass act too little (the reason: what was missing)
     UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
-    UNREACHABLE = "unreachable"  # the generators cannot make a graph it acts on (reason given)
-    UNSOUND_SKIP = "unsound-skip"
-    UNSOUND_COPY = "unsound-copy"
-    ERROR = "error"
-    STALE = "stale"  # proven once, but its claim, the machinery or executorch/torch changed since
-    UNPROVEN = "unproven"  # no ledger entry at all
+    INERT = "inert"  # fastpass cannot act in it: its code never retraces, or upstream skips every call (reason)
+    UNREACHABLE = "unreachable"  # no graph of the generators presents what it acts on (reason given)
+    UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (the gate saved a reproducer)
+    UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (the gate saved a reproducer)
+    ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
+    STALE = "stale"  # ledger only: proven once, but its claim, the machinery or executorch/torch changed since
+    UNPROVEN = "unproven"  # ledger only: no ledger entry at all
 
     def __str__(self) -> str:
         return self.value
+
+    @classmethod
+    def unsound(cls, feature: Any) -> "ProofStatus":
+        """The verdict for a divergence caused by `feature`: a fastpass feature named ``skip`` or
+        ``copy`` (verify's ``Feature`` members are such names); any other is a ValueError."""
+        try:
+            return _UNSOUND[feature]
+        except (KeyError, TypeError):
+            raise ValueError(f"{feature!r} is not a feature an annotation claims sound (skip, copy)") from None
+
+    @property
+    def is_unsound(self) -> bool:
+        return self in (ProofStatus.UNSOUND_SKIP, ProofStatus.UNSOUND_COPY)
+
+    @property
+    def unproven(self) -> bool:
+        """Neither sound nor a failure: no divergence, but nothing proven either (the reason says
+        why; a stale proof or a missing entry holds nothing either)."""
+        return self in (ProofStatus.UNEXERCISED, ProofStatus.UNTESTED, ProofStatus.INERT, ProofStatus.UNREACHABLE,
+                        ProofStatus.STALE, ProofStatus.UNPROVEN)
+
+    @property
+    def ledger_only(self) -> bool:
+        """A reading of the ledger (``stale``, ``unproven``), never a verdict the gate gives."""
+        return self in (ProofStatus.STALE, ProofStatus.UNPROVEN)
+
+    @property
+    def fails(self) -> bool:
+        """Does this verdict fail CI (and block recording the gated revision)? Unsound or an error;
+        never a ledger-only reading (the gate does not give them)."""
+        return self.is_unsound or self is ProofStatus.ERROR
+
+
+_UNSOUND = {"skip": ProofStatus.UNSOUND_SKIP, "copy": ProofStatus.UNSOUND_COPY}  # a str Enum member keys as its value
 
 
 class Trust(str, enum.Enum):

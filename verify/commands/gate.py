@@ -35,7 +35,7 @@ from verify.gate.campaign import (DEFAULT_OUT, DEFAULT_PASS_EXAMPLES, DEFAULT_RE
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE
 from verify.report.document import write_document
 from verify.report.gate import table, unproven_line, write_json, write_junit
-from verify.report.verdict import GateVerdict
+from fastpass.annotations import ProofStatus
 from verify.lowering.heap import release_long_lived_heap
 
 
@@ -305,7 +305,7 @@ def cmd_gate(args) -> int:
         if not ok:
             print("verify gate: not recorded: some pass is unsound or errored", file=sys.stderr)
         else:
-            unexercised = [v.name for v in verdicts if v.verdict is GateVerdict.UNEXERCISED]
+            unexercised = [v.name for v in verdicts if v.verdict is ProofStatus.UNEXERCISED]
             if unexercised:
                 print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
                       "(no divergence, too little evidence): see the summary", file=sys.stderr)

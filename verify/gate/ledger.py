@@ -33,7 +33,7 @@ from verify.report import atomic
 def entry_of(verdict: PassVerdict, cls: type | None) -> dict[str, Any]:
     """One pass's ledger entry from its gate verdict (`cls`: the pass class, for the claim digest)."""
     entry: dict[str, Any] = {
-        "verdict": ProofStatus(verdict.verdict.value).value,
+        "verdict": verdict.verdict.value,
         "claim": claim_digest(lookup(cls)) if cls is not None else "unresolved",
         "annotation": verdict.annotation,
         "stages": [s for s in verdict.stage.split(",") if s],
@@ -46,7 +46,7 @@ def entry_of(verdict: PassVerdict, cls: type | None) -> dict[str, Any]:
     }
     if verdict.waived:
         entry["waived"] = {f.value: why for f, why in verdict.waived.items()}
-    if verdict.verdict.value != ProofStatus.SOUND.value or verdict.reason:
+    if verdict.verdict is not ProofStatus.SOUND or verdict.reason:
         entry["reason"] = verdict.reason
     return entry
 

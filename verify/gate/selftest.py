@@ -238,9 +238,7 @@ def ci_verdict(verdicts: list, qualname: str):
 def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int | None) -> MutantResult | None:
     """The mutant's result, or None when a stop cut its gate run short (its `error` then says
     "not run: stopped", which would otherwise count as a kill)."""
-    from fastpass.annotations import overridden
-
-    from verify.report.verdict import GateVerdict
+    from fastpass.annotations import ProofStatus, overridden
 
     start = time.perf_counter()
     argument = equivalence(mutant)
@@ -253,7 +251,7 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
                             reason=gap)
     with overridden({mutant.qualname: mutant.entry}):
         v = gate({mutant.qualname: mutant.cls}, out, seed)
-    if _stopped() and v.verdict is GateVerdict.ERROR:
+    if _stopped() and v.verdict is ProofStatus.ERROR:
         return None  # cut short by the stop: an error saying "not run", not CI's verdict on the mutant
     killed = v.verdict.fails
     reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None

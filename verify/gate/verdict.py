@@ -1,5 +1,6 @@
 """What a gate verdict rests on: the one place that says what `sound` means (the verdict
-vocabulary itself, `GateVerdict` and `Feature`, is verify.report.verdict's).
+vocabulary itself is `fastpass.annotations.ProofStatus`, the standing the ledger records as it is,
+and verify.report.verdict's `Feature`).
 
 A pass is `sound` only when fastpass actually acted in it on the drawn graphs and the results
 stayed identical: for a copy-sound annotation at least K examples in which fastpass copied
@@ -19,7 +20,8 @@ from enum import Enum
 from typing import Any
 
 from verify.gate.evidence import structural_key
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 DEFAULT_MIN_EVIDENCE = 5
 
@@ -202,7 +204,7 @@ class PassVerdict:
     qualname: str
     name: str
     ref: str
-    verdict: GateVerdict = GateVerdict.SOUND
+    verdict: ProofStatus = ProofStatus.SOUND
     reason: str = ""
     how: str = ""  # pipeline / direct / batch
     stage: str = ""
@@ -236,7 +238,7 @@ class PassVerdict:
         if self.verdict.fails:
             self.reason = f"{self.reason}; {reason}" if self.reason else reason
             return
-        self.verdict, self.reason = GateVerdict.ERROR, reason
+        self.verdict, self.reason = ProofStatus.ERROR, reason
 
     def evidence_for(self, feature: Feature) -> Evidence:
         if feature not in self.evidence:
@@ -269,7 +271,7 @@ class PassVerdict:
         (`never_retraces`: the argument from its code, passes.never_retraces; fastpass copies
         only inside a retrace), `unreachable` when no graph of the generators presents what it
         acts on (`unreachable`: generators.random.reach's reason), else `unexercised`."""
-        if self.verdict is not GateVerdict.SOUND:
+        if self.verdict is not ProofStatus.SOUND:
             return
         claimed = [f for f in (Feature.SKIP, Feature.COPY) if f in self.evidence]
         missing = []
@@ -286,22 +288,22 @@ class PassVerdict:
                                + (f": {why}" if why else ""))
         notes = [f"{f.value} not checked: {why}" for f, why in self.waived.items()]
         if not claimed and notes:  # every claimed feature is one fastpass can never use
-            self.verdict = GateVerdict.INERT
+            self.verdict = ProofStatus.INERT
             self.reason = "fastpass cannot act in it: " + "; ".join(notes)
         elif not claimed:
-            self.verdict = GateVerdict.UNEXERCISED
+            self.verdict = ProofStatus.UNEXERCISED
             self.reason = "no feature to check"
         elif missing:
             lacking = {feature for feature in claimed if self.evidence[feature].examples_with_action < min_evidence}
             if never_retraces and lacking == {Feature.COPY}:
-                self.verdict = GateVerdict.INERT
+                self.verdict = ProofStatus.INERT
                 self.reason = "; ".join([f"fastpass cannot copy in it: {never_retraces}"] + missing + notes)
             elif unreachable:
-                self.verdict = GateVerdict.UNREACHABLE
+                self.verdict = ProofStatus.UNREACHABLE
                 self.reason = "; ".join([f"no generated graph presents what it acts on: {unreachable}"]
                                         + missing + notes)
             else:
-                self.verdict = GateVerdict.UNEXERCISED
+                self.verdict = ProofStatus.UNEXERCISED
                 self.reason = "; ".join(missing + notes)
         else:
             self.reason = "; ".join(notes)
@@ -321,7 +323,7 @@ class PassVerdict:
     def from_json(cls, data: dict) -> "PassVerdict":
         """The inverse of to_json: a gate worker sends its verdict as JSON and the parent rebuilds
         this very dataclass (the derived counts in the JSON are recomputed from the evidence)."""
-        return cls(data["qualname"], data["name"], data["ref"], GateVerdict(data["verdict"]), data["reason"],
+        return cls(data["qualname"], data["name"], data["ref"], ProofStatus(data["verdict"]), data["reason"],
                    data["how"], data["stage"], annotation=data["annotation"], reproducers=data["reproducers"],
                    examples=data["examples"],
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},

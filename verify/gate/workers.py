@@ -42,7 +42,7 @@ from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 from verify.jobs.pool import NotStarted, run_in_pool
-from verify.report.verdict import GateVerdict
+from fastpass.annotations import ProofStatus
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
     from verify.gate.run import RegistryRunner, StagePlan, StageResult
@@ -215,7 +215,7 @@ def log_finished(run: PassRun | StageRun, n: int, total: int) -> None:
         return
     v = run.verdict
     log.info("gate: [%d/%d] %s: %s (%.0f s; search %.0f s)%s", n, total, v.name, v.verdict.value,
-             run.wall_seconds, v.seconds, f": {v.reason[:160]}" if v.verdict is GateVerdict.ERROR else "")
+             run.wall_seconds, v.seconds, f": {v.reason[:160]}" if v.verdict is ProofStatus.ERROR else "")
 
 
 @dataclass(frozen=True)
@@ -311,7 +311,7 @@ def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: flo
     searched = sum(1 for key in partial.verdicts if not key.startswith("<"))
     kept = (f"the evidence it had written for {searched} of its {len(plan.passes)} pass(es) is kept"
             if searched else f"it gave no evidence for its {len(plan.passes)} pass(es)")
-    error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", GateVerdict.ERROR,
+    error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", ProofStatus.ERROR,
                         f"{launched.failure[:400]}; the search of stage {plan.stage} did not finish: {kept}",
                         "batch", plan.stage, seconds=launched.seconds)
     return StageResult(plan.stage, {**partial.verdicts, f"<{kind}:{plan.stage}>": error}, Unfinished.CUT_SHORT)
@@ -352,7 +352,7 @@ def _error(job: PassJob, reason: str, seconds: float, partial: PassVerdict | Non
         gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
         v = run.make_verdict(job.cls, job.ref)
         v.stage, v.how = job.stage, job.how or ""
-    v.verdict, v.reason, v.seconds = GateVerdict.ERROR, reason[:500], seconds
+    v.verdict, v.reason, v.seconds = ProofStatus.ERROR, reason[:500], seconds
     return v
 
 

@@ -14,7 +14,8 @@ from typing import Any, Mapping, Protocol, Sequence
 from verify.report import junit
 from verify.report.document import write_document
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.report.verdict import Feature
 
 
 class PassRow(Protocol):
@@ -22,7 +23,7 @@ class PassRow(Protocol):
 
     qualname: str
     name: str
-    verdict: GateVerdict
+    verdict: ProofStatus
     reason: str
     how: str
     stage: str
@@ -43,10 +44,11 @@ class PassRow(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-def count(verdicts: Sequence[PassRow]) -> dict[GateVerdict, int]:
-    """Passes per verdict, every verdict listed (0 included), in GateVerdict's order."""
+def count(verdicts: Sequence[PassRow]) -> dict[ProofStatus, int]:
+    """Passes per verdict, every verdict the gate gives listed (0 included; not the ledger's own
+    readings, stale and unproven), in ProofStatus's order."""
     found = Counter(v.verdict for v in verdicts)
-    return {verdict: found[verdict] for verdict in GateVerdict}
+    return {verdict: found[verdict] for verdict in ProofStatus if not verdict.ledger_only}
 
 
 def _evidence_cell(v: PassRow, min_evidence: int) -> str:
@@ -74,9 +76,9 @@ def display_names(verdicts: Sequence[PassRow]) -> dict[str, str]:
     return out
 
 
-_ORDER = {GateVerdict.UNSOUND_SKIP: 0, GateVerdict.UNSOUND_COPY: 0, GateVerdict.ERROR: 1,
-          GateVerdict.UNEXERCISED: 2, GateVerdict.UNREACHABLE: 3, GateVerdict.INERT: 3, GateVerdict.UNTESTED: 3,
-          GateVerdict.SOUND: 4}
+_ORDER = {ProofStatus.UNSOUND_SKIP: 0, ProofStatus.UNSOUND_COPY: 0, ProofStatus.ERROR: 1,
+          ProofStatus.UNEXERCISED: 2, ProofStatus.UNREACHABLE: 3, ProofStatus.INERT: 3, ProofStatus.UNTESTED: 3,
+          ProofStatus.SOUND: 4}
 
 
 def table(verdicts: Sequence[PassRow], min_evidence: int) -> str:
@@ -98,10 +100,10 @@ def table(verdicts: Sequence[PassRow], min_evidence: int) -> str:
     return "\n".join(lines)
 
 
-_UNPROVEN_WHY = {GateVerdict.UNEXERCISED: "no divergence, too little evidence",
-                 GateVerdict.INERT: "fastpass cannot act in it",
-                 GateVerdict.UNREACHABLE: "no generated graph presents what it acts on",
-                 GateVerdict.UNTESTED: "no pipeline invokes it and it cannot run standalone"}
+_UNPROVEN_WHY = {ProofStatus.UNEXERCISED: "no divergence, too little evidence",
+                 ProofStatus.INERT: "fastpass cannot act in it",
+                 ProofStatus.UNREACHABLE: "no generated graph presents what it acts on",
+                 ProofStatus.UNTESTED: "no pipeline invokes it and it cannot run standalone"}
 
 
 def unproven_line(verdicts: Sequence[PassRow]) -> str:
@@ -149,7 +151,7 @@ def _junit_case(v: PassRow, min_evidence: int) -> JunitCase:
     message = v.reason + ("; reproducer: " + ", ".join(v.reproducers.values()) if v.reproducers else "")
     if v.verdict.is_unsound:
         return JunitCase(**case, end=CaseEnd.FAILURE, kind=v.verdict.value, message=message[:500], text=message)
-    if v.verdict is GateVerdict.ERROR:
+    if v.verdict is ProofStatus.ERROR:
         return JunitCase(**case, end=CaseEnd.ERROR, kind="error", message=message[:500], text=message)
     if v.verdict.unproven:
         return JunitCase(**case, end=CaseEnd.SKIPPED, message=f"{v.verdict.value}: {message}"[:500])

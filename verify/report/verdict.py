@@ -1,12 +1,16 @@
 """Every verdict the harness gives, as typed values, in one module: `Verdict` for a comparison of
 two lowerings (a `run` case, a crosschecked call), `NullOutcome` for the cross-seed null check,
-`GateVerdict` for an annotation the gate checked, `AnnotationFit` for an annotation `verify infer`
-held against what the pass was seen to rewrite. Their `.value` is what JSON and JUnit carry;
-code compares members (`verdict is Verdict.DIVERGENT`, `verdict.is_unsound`), never strings."""
+`AnnotationFit` for an annotation `verify infer` held against what the pass was seen to rewrite.
+What the gate finds for an annotated pass is `fastpass.annotations.ProofStatus`, the standing the
+proof ledger records: one enum for both, at the bottom (fastpass cannot import verify). Their
+`.value` is what JSON and JUnit carry; code compares members (`verdict is Verdict.DIVERGENT`,
+`verdict.is_unsound`), never strings."""
 
 from __future__ import annotations
 
 from enum import Enum
+
+from fastpass.annotations import ProofStatus
 
 
 class Verdict(str, Enum):
@@ -54,40 +58,6 @@ class Feature(str, Enum):
         return self.value
 
 
-class GateVerdict(str, Enum):
-    """What the gate found for one annotated pass (what `sound` rests on: verify.gate.verdict)."""
-
-    SOUND = "sound"  # no divergence, and enough evidence that fastpass acted in the pass
-    UNEXERCISED = "unexercised"  # no divergence, but too little evidence (what was missing: reason)
-    UNTESTED = "untested"  # no pipeline invokes it and it cannot run standalone
-    INERT = "inert"  # fastpass cannot act in it: its code never retraces, or upstream skips every call (reason)
-    UNREACHABLE = "unreachable"  # no graph of the generators presents what it acts on (reason: generators.random.reach)
-    UNSOUND_SKIP = "unsound-skip"  # skipping the pass changed the result (reproducer saved)
-    UNSOUND_COPY = "unsound-copy"  # copying nodes of the pass changed the result (reproducer saved)
-    ERROR = "error"  # the gate could not decide (harness failure, unattributed divergence)
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def unsound(cls, feature: Feature) -> "GateVerdict":
-        return cls.UNSOUND_SKIP if Feature(feature) is Feature.SKIP else cls.UNSOUND_COPY
-
-    @property
-    def is_unsound(self) -> bool:
-        return self in (GateVerdict.UNSOUND_SKIP, GateVerdict.UNSOUND_COPY)
-
-    @property
-    def unproven(self) -> bool:
-        """Neither sound nor a failure: no divergence, but nothing proven either (the reason says why)."""
-        return self in (GateVerdict.UNEXERCISED, GateVerdict.UNTESTED, GateVerdict.INERT, GateVerdict.UNREACHABLE)
-
-    @property
-    def fails(self) -> bool:
-        """Does this verdict fail CI (and block recording the gated revision)?"""
-        return self.is_unsound or self is GateVerdict.ERROR
-
-
 class AnnotationFit(str, Enum):
     """How a pass's declared targeted_ops compare with the ops `verify infer` saw it rewrite."""
 
@@ -103,6 +73,12 @@ class AnnotationFit(str, Enum):
     def fails(self) -> bool:
         """Does `verify infer` exit 1 for it? (Larger than needed costs speed, not soundness.)"""
         return self not in (AnnotationFit.EQUAL, AnnotationFit.LARGER_THAN_NEEDED)
+
+
+# The gate's old name for ProofStatus, kept only while verify/gate/run.py and
+# tests/test_gate_reach.py (open in another change, issue 45) still import it: not a second name
+# to use; remove it once they import ProofStatus from fastpass.annotations.
+GateVerdict = ProofStatus
 
 
 def relied_on_summary(relied_on: dict[str, str] | None) -> str:
