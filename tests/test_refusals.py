@@ -189,3 +189,63 @@ def test_a_cluster_port_out_of_range_is_named_as_such(address):
 
     with pytest.raises(UsageError, match=r"is not a TCP port \(1\.\.65535\)"):
         resolve(address, {})
+
+
+def test_a_cluster_address_that_listens_but_never_answers_is_one_line_in_seconds(tmp_path):
+    """Issue 47: at an address where something accepts connections but never answers, `ray.init`
+    retried for minutes, printing Ray's warnings every few seconds (measured: over 10 minutes, 30+
+    lines). A loopback socket that listens and never replies (the kernel completes the
+    connection from its backlog; nothing reads it): one line naming the address and what happened,
+    exit 2, in a few seconds, nothing made."""
+    import os
+    import socket
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("RAY_USE_TLS", None)
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "verify", "run", "--models", "none", "--cluster", address],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+        took = time.monotonic() - started
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stderr.splitlines() == [
+        f"verify: --cluster {address}: no Ray cluster answers there (it accepted a connection but sent no "
+        "answer within 2 s); nothing was run"], done.stderr[-3000:]
+    assert took < 5, took
+    nothing_made(tmp_path)
+
+
+def test_a_cluster_address_that_closes_or_answers_otherwise_is_named_as_such():
+    """The other ways an address that accepts is not a Ray head: it hangs up at once, or answers
+    in another protocol (here: an HTTP/1 server's reply)."""
+    import socket
+    import threading
+
+    from verify.cluster.connect import check_reachable, resolve
+    from verify.usage import UsageError
+
+    def serve(listener: socket.socket, reply: bytes) -> None:
+        while True:  # check_reachable's TCP check connects and hangs up first: the probe is the one that speaks
+            connection, _ = listener.accept()
+            with connection:
+                if connection.recv(64):
+                    connection.sendall(reply)
+                    return
+
+    for reply, words in [(b"", "then closed it without an answer"),
+                         (b"HTTP/1.1 400 Bad Request\r\n\r\n", "answered, but not as a Ray cluster")]:
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(1)
+            server = threading.Thread(target=serve, args=(listener, reply))
+            server.start()
+            try:
+                cluster = resolve(f"127.0.0.1:{listener.getsockname()[1]}", {})
+                with pytest.raises(UsageError, match=words):
+                    check_reachable(cluster)
+            finally:
+                server.join(timeout=30)

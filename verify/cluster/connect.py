@@ -7,7 +7,15 @@ private cluster, which a typo must never do, so every path here passes an addres
 
 An address that does not answer is bad usage (verify.usage.UsageError: one line, exit 2) found
 before any work. It is checked with a plain TCP connection first, because `ray.init` on a dead
-address retries for minutes (measured here: > 2 min, still retrying).
+address retries for minutes (measured here: > 2 min, still retrying). A connection accepted is
+not enough: at an address where something listens but never answers, `ray.init` retried for
+over 10 minutes here, printing Ray's C++ warnings ("Failed to connect to GCS ... within 5
+seconds") every few seconds. So the address is then asked the way Ray's own client opens every
+connection: a Ray head (its GCS, or the Ray Client server behind ray://) is a gRPC server, which
+answers an HTTP/2 client preface with its SETTINGS frame at once (RFC 9113 section 3.4; a
+loopback GCS answered in 1 ms here; ray:// not measured: no ray[client] installed); no such
+frame within ANSWER_TIMEOUT is one line naming what happened, not Ray's retries. With Ray's TLS
+on (RAY_USE_TLS) the preface would have to go through TLS: only the TCP check runs.
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ log = logging.getLogger(__name__)
 ADDRESS_VARIABLE = "RAY_ADDRESS"
 LOOPBACK_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 CONNECT_TIMEOUT = 5.0  # s: a reachable head answers a TCP connection at once
+ANSWER_TIMEOUT = 2.0  # s: a gRPC server sends its SETTINGS frame as soon as it reads the preface
+TLS_VARIABLE = "RAY_USE_TLS"
+# HTTP/2's client connection preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0)
+_CLIENT_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes(3) + b"\x04" + bytes(5)
+_FRAME_HEADER = 9  # bytes: length (3), type (1), flags (1), stream (4)
+_SETTINGS = 0x04
 
 
 @dataclass(frozen=True)
@@ -78,11 +92,42 @@ def _unanswered(cluster: ClusterAddress) -> OSError | None:
         return exc
 
 
+def _not_grpc(cluster: ClusterAddress) -> str | None:
+    """What the address did when asked as a gRPC client asks, or None: it answered as a gRPC
+    server does (its first frame a SETTINGS frame)."""
+    head = b""
+    try:
+        with socket.create_connection((cluster.host, cluster.port), timeout=CONNECT_TIMEOUT) as connection:
+            connection.settimeout(ANSWER_TIMEOUT)
+            connection.sendall(_CLIENT_PREFACE)
+            while len(head) < _FRAME_HEADER:
+                chunk = connection.recv(_FRAME_HEADER - len(head))
+                if not chunk:
+                    return ("it accepted a connection, then closed it without an answer" if not head else
+                            "it answered, then closed the connection, not as a Ray cluster (a gRPC server) does")
+                head += chunk
+    except socket.timeout:
+        return (f"it accepted a connection but sent no answer within {ANSWER_TIMEOUT:g} s" if not head else
+                "it answered, but not as a Ray cluster (a gRPC server) does")
+    except OSError as exc:
+        return f"it accepted a connection, then failed ({exc.strerror or type(exc).__name__})"
+    if head[3] != _SETTINGS:
+        return "it answered, but not as a Ray cluster (a gRPC server) does"
+    return None
+
+
 def check_reachable(cluster: ClusterAddress) -> None:
+    """UsageError (one line: the address and what happened) unless a Ray cluster may answer there."""
     failure = _unanswered(cluster)
     if failure is not None:
         raise UsageError(f"{cluster.source} {cluster.address}: cannot reach a Ray cluster there "
                          f"({failure.strerror or type(failure).__name__}); nothing was run")
+    if os.environ.get(TLS_VARIABLE, "0").strip().lower() in ("1", "true"):
+        return  # the preface would have to be sent through TLS
+    silence = _not_grpc(cluster)
+    if silence is not None:
+        raise UsageError(f"{cluster.source} {cluster.address}: no Ray cluster answers there ({silence}); "
+                         "nothing was run")
 
 
 @contextlib.contextmanager
