@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,41 @@ def test_configure_leaves_the_root_logger_alone(capsys):
     assert "shown: verify's own" in err and "shown: fastpass's own" in err
     assert "not shown" not in err, err
     assert logging.getLogger("verify").handlers == [] and logging.getLogger("verify").level == logging.NOTSET
+
+
+def test_crosschecks_lines_appear_once_whatever_handlers_the_root_logger_has(tmp_path):
+    """Issue 47: under `verify crosscheck`, an Ethos-U script printed crosscheck's result line
+    twice: a handler on the root logger (there: installed by the stock lowering; here: the
+    script's own `logging.basicConfig()`) printed every record verify's loggers propagated to it.
+    verify's configured loggers keep their records to their own handler."""
+    script = ROOT / "tests" / "scripts" / "root_handler_and_lower.py"
+    checked = python("-m", "verify", "crosscheck", "--reproducers", str(tmp_path / "r"), str(script), cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr[-3000:]
+    assert re.fullmatch(r"root handler installed\ndelegates 1 program [0-9a-f]{16}\n", checked.stdout), checked.stdout
+    results = [line for line in checked.stderr.splitlines() if f"crosscheck {script.name}: " in line]
+    assert len(results) == 1 and ": identical (" in results[0], checked.stderr[-3000:]
+    assert "verify.crosscheck" not in checked.stderr, checked.stderr[-3000:]  # no line came through basicConfig's
+    assert "identical: 1" in checked.stderr
+
+
+def test_configured_loggers_do_not_propagate_to_the_root_until_reset():
+    root = logging.getLogger()
+    seen = []
+
+    class Remember(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    handler = Remember()
+    root.addHandler(handler)
+    try:
+        verbosity.configure(logging.INFO)
+        logging.getLogger("verify.crosscheck.session").info("verify's own")
+        logging.getLogger("fastpass._patches").warning("fastpass's own")
+        assert seen == []
+        verbosity.reset()
+        logging.getLogger("verify.crosscheck.session").warning("after reset: the root's again")
+        assert seen == ["after reset: the root's again"]
+    finally:
+        root.removeHandler(handler)
+        verbosity.reset()

@@ -39,7 +39,11 @@ class _Stderr(logging.StreamHandler):
 
 def configure(level: int = logging.INFO) -> None:
     """Messages only (no logger names): they read as the command's own lines on stderr. Sets
-    OWN_LOGGERS' level and handler (again on every call: the last call wins), nothing else."""
+    OWN_LOGGERS' level and handler (again on every call: the last call wins), nothing else.
+
+    They stop propagating to the root logger while they have that handler: a handler on the
+    root, put there by a crosschecked script (`logging.basicConfig`) or by the library it calls
+    (a stock Ethos-U lowering installs one), would print each of verify's lines a second time."""
     level = max(logging.DEBUG, min(level, logging.ERROR))
     reset()
     for name in OWN_LOGGERS:
@@ -48,13 +52,16 @@ def configure(level: int = logging.INFO) -> None:
         logger = logging.getLogger(name)
         logger.addHandler(handler)
         logger.setLevel(level)
+        logger.propagate = False
 
 
 def reset() -> None:
-    """Undo `configure`: OWN_LOGGERS without its handler, at NOTSET (the root logger's level)."""
+    """Undo `configure`: OWN_LOGGERS without its handler, at NOTSET (the root logger's level),
+    propagating to the root again (so that, e.g., pytest's caplog sees them)."""
     for name in OWN_LOGGERS:
         logger = logging.getLogger(name)
         for handler in [h for h in logger.handlers if isinstance(h, _Stderr)]:
             logger.removeHandler(handler)
         logger.setLevel(logging.NOTSET)
+        logger.propagate = True
 
