@@ -7,7 +7,11 @@
   GetattrNamedPass (tests/passes/reach_passes.py) name the op they rewrite only as `A.tanh.default`
   / `getattr(A, "sin")`; their aim was empty and the default search called them sound;
 * chains (`graphs.DrawKind.TARGETED_TO_SUSPECT_2/_3`, `generators.random.graphs_chained`):
-  TwoHopPass rewrites a cos two producers after a tanh, through a cold node.
+  TwoHopPass rewrites a cos two producers after a tanh, through a cold node;
+* properties (`generators.random.properties`; `ranks=True`, the typed vocabulary ops, `spread`):
+  RankConditionedPass rewrites a neg only on a rank-5 operand, DtypeConditionedPass an add only of
+  two integer operands; each verdict records per suspect the ranks x dtypes x distances drawn
+  (`coverage`) and what the stage cannot present (`not_presented`).
 
 Each toy pass is gated as `verify gate --pass F:C --examples 60` runs it (edge-fp, direct, <= 4
 ops, 60 examples per feature; seeded, short shrinking), and again with its mechanism removed,
@@ -15,13 +19,14 @@ where it is no longer found."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from generators.random import graphs_chained, interpret
+from generators.random import Link, graphs_chained, interpret
 from verify.gate import check
 from verify.gate import graphs as gg
 from verify.gate import passes as gp
@@ -220,3 +225,143 @@ def test_a_rewrite_two_producers_after_a_targeted_node_is_found(tmp_path, monkey
     v = gate_ci(cls, "TwoHopPass", tmp_path / "blind")
     assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
     assert not any(v.modes["copy"]["drawn"][kind.value] for kind in CHAINS), v.modes["copy"]["drawn"]
+
+
+# ---------------------------------------------------------------------------------------------
+# properties: the ranks and dtypes of a suspect's operands
+
+
+def without_ranks(monkeypatch) -> None:
+    """The draws as before issue 43's item 4: a chain's operand has the rank its producers give."""
+    from generators.random import _strategy
+
+    monkeypatch.setattr(_strategy, "_rank_draw", lambda ranks, room: st.just(0))
+
+
+def without_typed_ops(monkeypatch) -> None:
+    """No vocabulary op presents an op on integer or bool operands of its own (`_ops.TYPED`)."""
+    from generators.random import properties
+
+    monkeypatch.setattr(properties, "typed_presenting", lambda aten_ops, float_target: [])
+    gg._aim_of.cache_clear()
+
+
+@pytest.mark.parametrize("name, suspect, removed", [("RankConditionedPass", "aten.neg.default", without_ranks),
+                                                    ("DtypeConditionedPass", "aten.add.Tensor", without_typed_ops)])
+def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypatch, name, suspect, removed):
+    """RankConditionedPass rewrites a neg of a rank-5 operand only, DtypeConditionedPass an add of
+    two integer ones only: found with CI's defaults, the drawn cell in the verdict's coverage.
+    Without the rank drawn (the operand has the rank its producers give: 4, mostly) or without
+    the typed ops (no float-stage op presents an add of two integer tensors) the default search
+    calls the pass sound; the dtypes no op presents are then listed as not presented."""
+    cls = toy(name)
+    v = gate_ci(cls, name, tmp_path / "aimed")
+    copy = v.modes["copy"]
+    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert copy["examples"] <= CI_EXAMPLES and v.reproducers
+    cells = copy["coverage"][suspect]
+    if name == "RankConditionedPass":
+        assert any(cell.startswith("r5 ") for cell in cells), cells
+    else:
+        assert any(cell.split()[1] in ("int8", "int16", "int32") for cell in cells), cells
+        assert suspect not in copy["not_presented"], copy["not_presented"]
+
+    removed(monkeypatch)
+    try:
+        v = gate_ci(cls, name, tmp_path / "blind")
+        copy = v.modes["copy"]
+        assert v.verdict is not GateVerdict.UNSOUND_COPY, copy
+        assert copy["examples"] == CI_EXAMPLES
+        if name == "DtypeConditionedPass":
+            assert copy["not_presented"][suspect] == ["int8", "int16", "int32", "bool"], copy["not_presented"]
+            assert {cell.split()[1] for cell in copy["coverage"][suspect]} == {"float32"}, copy["coverage"]
+    finally:
+        gg._aim_of.cache_clear()
+
+
+def float_universe() -> list[str]:
+    from generators.random import ops_in_vocabulary
+
+    return list(ops_in_vocabulary(float_target=True))
+
+
+@pytest.mark.parametrize("suspect", ["aten.add.Tensor", "aten.neg.default"])
+def test_every_rank_and_presentable_dtype_is_drawn_for_a_suspect(suspect):
+    """Copy graphs aimed at relu with one suspect (edge-fp's vocabulary): within 200 draws it is
+    drawn on every rank 1-5 and on every dtype the stage presents it on (add: float32, int8,
+    int16, int32, bool; neg: not bool). Plain draws give rank 4 float32 almost always (the
+    input's)."""
+    from generators.random.properties import DTYPES, RANKS
+
+    aim = Aim.of(["aten.relu.default"], {suspect}, float_universe())
+    covered = Counter()
+
+    @seed(0)
+    @settings(max_examples=200, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(gg.strategy_for(["aten.relu.default"], 4, float_universe(), want="copy", suspects={suspect}))
+    def draw(spec):
+        covered.update(aim.coverage(spec))
+
+    draw()
+    ranks = {rank for (name, rank, _, _) in covered if name == suspect}
+    dtypes = {dtype for (name, _, dtype, _) in covered if name == suspect}
+    assert ranks == set(RANKS), ranks
+    presentable = [d for d in DTYPES if d not in aim.not_presented().get(suspect, ())]
+    assert dtypes == set(presentable), (dtypes, presentable)
+    assert aim.not_presented() == ({"aten.neg.default": ["bool"]} if "neg" in suspect else {})
+
+
+def test_spread_draws_each_index_and_shrinks_to_the_first():
+    from hypothesis import find
+
+    from generators.random import spread
+
+    seen = Counter()
+
+    @seed(0)
+    @settings(max_examples=60, database=None, deadline=None, phases=[Phase.generate])
+    @given(spread(6))
+    def draw(i):
+        seen[i] += 1
+
+    draw()
+    assert set(seen) == set(range(6)) and max(seen.values()) <= 60 // 3, seen
+    assert find(spread(6), lambda i: True) == 0
+
+
+def test_what_a_stage_cannot_present_is_listed_not_covered():
+    """The quantized stages draw no typed op (their quantizer would annotate the integer
+    operands): an add is presented on float32 alone there, and so listed. A conv2d takes rank-4
+    values only. A suspect no vocabulary op presents is listed as unrouted."""
+    from generators.random.properties import not_presented
+
+    quantized = Aim.of(["aten.relu.default"], {"aten.add.Tensor", "aten.nonexistent.default"})
+    assert quantized.typed == {}
+    assert quantized.not_presented() == {"aten.add.Tensor": ["int8", "int16", "int32", "bool"],
+                                         "unrouted": ["aten.nonexistent.default"]}
+    assert not_presented(["conv2d"], "aten.conv2d.default") == ["float32 rank 1,2,3,5", "int8", "int16", "int32", "bool"]
+    edge_fp = Aim.of(["aten.relu.default"], {"aten.add.Tensor"}, float_universe())
+    assert edge_fp.typed["aten.add.Tensor"] == ("int8_add", "int16_add", "int32_add", "bool_add")
+    assert edge_fp.not_presented() == {}
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_ranks_true_gives_the_first_node_an_operand_of_the_drawn_rank(rank, monkeypatch):
+    from generators.random import _strategy, graphs_linked
+    from generators.random.properties import operand
+
+    monkeypatch.setattr(_strategy, "_rank_draw", lambda ranks, room: st.just(rank if ranks and room > 0 else 0))
+
+    @seed(1)
+    @settings(max_examples=10, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(graphs_linked(["relu"], ["neg"], Link.FEEDS, max_ops=4, ranks=True))
+    def draw(spec):
+        relu = next(rec for rec in spec.ops if rec.op == "relu")
+        neg = next(rec for rec in spec.ops if rec.op == "neg")
+        assert operand(spec, relu, "aten.relu.default")[0] == rank, spec.describe()
+        assert operand(spec, neg, "aten.neg.default")[0] == rank, spec.describe()
+        assert len(spec) <= 4
+
+    draw()

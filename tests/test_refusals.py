@@ -150,6 +150,13 @@ GATE_REFUSALS = {
     "infer: a pass reference without a class": (["infer", "justgarbage"], "bad pass reference"),
     "infer: no such class": (["infer", "executorch.exir.passes:NoSuchPass47"], "has no attribute 'NoSuchPass47'"),
     "infer: a bad number": (["infer", "--max-ops", "0", "executorch.exir.passes:NoSuchPass47"], "--max-ops"),
+    "an op the vocabulary lacks": (["gate", "--ops", "relu,bogus47"], "unknown vocabulary op(s) bogus47 in --ops"),
+    "infer: an op the vocabulary lacks": (["infer", "x:Y", "--ops", "bogus47"], "unknown vocabulary op(s) bogus47"),
+    "a replay file that is no reproducer": (["gate", "--replay", "not_a_reproducer.txt"],
+                                            "not_a_reproducer.txt: no '# reproducer:' line"),
+    "another producer's reproducer": (["gate", "--replay", str(ROOT / "tests/data/known_divergences/"
+                                                               "convert_int64_output_ops_argmax.xcheck")],
+                                      "is a crosscheck reproducer, not a gate one: replay it with"),
 }
 
 
@@ -160,6 +167,7 @@ def test_gate_and_infer_refuse_a_bad_argument_without_importing_torch(tmp_path, 
     (verify.gate.passes.reference_problem) before the lowering stack is imported."""
     args, words = GATE_REFUSALS[case]
     (tmp_path / "my_passes.py").write_text("class Other:\n    pass\n")
+    (tmp_path / "not_a_reproducer.txt").write_text("# a comment, then no manifest line\nprint('never run')\n")
     done = subprocess.run([sys.executable, "-c", NO_TORCH, *args], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 2, done.stderr[-2000:]
@@ -249,3 +257,32 @@ def test_a_cluster_address_that_closes_or_answers_otherwise_is_named_as_such():
                     check_reachable(cluster)
             finally:
                 server.join(timeout=30)
+
+
+@pytest.mark.parametrize("args", [["gate", "--ops", "bogus"], ["infer", "x:Y", "--ops", "bogus"],
+                                  ["gate", "--replay", "not_a_reproducer.txt"]])
+def test_a_gate_usage_refusal_takes_less_than_3_seconds(tmp_path, args):
+    """Issue 47's bound, as a user runs the command: `gate --ops bogus` took 3.9 s (the vocabulary's
+    names imported torch) and `gate --replay NOT_A_REPRODUCER` 4.4 s (the file was read after the
+    lowering stack was imported); now the names are verify.gate.op_names' and the file is read first."""
+    import time
+
+    (tmp_path / "not_a_reproducer.txt").write_text("not a reproducer\n")
+    started = time.monotonic()
+    done = verify(*args, cwd=tmp_path)
+    took = time.monotonic() - started
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr[-2000:]
+    assert took < 3, took
+    nothing_made(tmp_path)
+
+
+def test_the_gates_op_names_are_the_vocabularys():
+    """verify.gate.op_names copies generators.random's vocabulary names (which need torch) for the
+    gate's usage check: the copy must be the vocabulary, in its order."""
+    from generators.random import ops_in_vocabulary
+    from verify.gate.op_names import VOCABULARY_OPS
+
+    names = tuple(ops_in_vocabulary())
+    assert VOCABULARY_OPS == names, (
+        "generators.random's vocabulary changed: set VOCABULARY_OPS in verify/gate/op_names.py to\n"
+        + repr(names))

@@ -7,6 +7,9 @@ Public surface::
     graphs_toward(routes, max_ops, ops)  # the same, most of them holding some of `routes` (reach.py)
     graphs_linked(first, then, link, ops, max_ops)  # a `then` node fed by (Link.FEEDS) or beside a `first` one
     graphs_chained(first, middle, then, hops, ops, max_ops)  # a `then` node `hops` producers after a `first` one
+        # both with ranks=True: the first node's operand of a drawn rank (1..5), see properties.py
+    spread(n)                       # an index in 0..n-1, near-uniform, shrinking to 0
+    properties                      # the ranks and dtypes an op's operands can be presented on
     route_share(routes, shard, shards)  # the routes one shard of a campaign aims at
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
@@ -17,7 +20,7 @@ Public surface::
 from ._check import check_buildable
 from ._spec import GraphSpec, OpRecord
 from ._strategy import (GeneratorBug, Link, graphs, graphs_chained, graphs_linked, graphs_toward, interpret,
-                        models, one_of_weighed, ops_in_vocabulary, route_share)
+                        models, one_of_weighed, ops_in_vocabulary, route_share, spread)
 
 __all__ = [
     "GeneratorBug",
@@ -34,4 +37,5 @@ __all__ = [
     "one_of_weighed",
     "ops_in_vocabulary",
     "route_share",
+    "spread",
 ]

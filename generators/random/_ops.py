@@ -182,8 +182,18 @@ INT_OPERAND = ("int_add", "int_sub", "int_mul", "int_div", "int_minimum")
 _CMPS = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
 # the int_* comparisons below: int8/int16 values compared, one vocabulary op per comparison
 INT_COMPARE = tuple(f"int_{c}" for c in _CMPS)
+# Integer and bool operands (issue 43, item 4): one vocabulary op per (op, dtype), `int8_add` ...
+# `int32_abs`, `bool_add` (`_ops_reach`): the op on two operands of that dtype (or one, unary), the
+# value cast back to float32 so that every value of the pool stays float32. Drawn only where the
+# gate aims at an operand dtype (`generators.random.properties`), on float targets (an INT
+# target's quantizer would annotate the integer operands), never by plain draws: quarantined.
+TYPED_OPS = {"add": ("int8", "int16", "int32", "bool"), "sub": ("int8", "int16", "int32"),
+             "mul": ("int8", "int16", "int32"), "maximum": ("int8", "int16", "int32"),
+             "minimum": ("int8", "int16", "int32"), "neg": ("int8", "int16", "int32"),
+             "abs": ("int8", "int16", "int32")}
+TYPED = tuple(f"{dtype}_{op}" for op, dtypes in TYPED_OPS.items() for dtype in dtypes)
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",
-                         *INT_OPERAND, "embedding", *INT_COMPARE, "int_clamp"})
+                         *INT_OPERAND, "embedding", *INT_COMPARE, "int_clamp", *TYPED})
 # Quarantined ops whose crash is in stock INT quantization only: a float target (tosa-fp, no
 # quantizer) lowers them, and its fuzz graphs draw them toward the passes only they reach there
 # (addmm: DecomposeAddmmPass on tosa-fp, where the partitioner keeps linear whole;

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ._ops import MAX_NUMEL, MAX_RANK, REGISTRY, _bcast_ok, _fits, _fmt, _OpDef, _r4, _reduced, broadcast_shape, numel
+from ._ops import MAX_NUMEL, MAX_RANK, REGISTRY, TYPED_OPS, _bcast_ok, _fits, _fmt, _OpDef, _r4, _reduced, broadcast_shape, numel
 
 # Literal index/mask tensors are written into the reproducer's source: keep them short.
 _LITERAL_MAX = 256
@@ -755,3 +755,40 @@ def _bool_mul_emit(args, params, in_shapes):
 
 REGISTRY["bool_mul"] = _OpDef("bool_mul", ("aten.gt.Scalar", "aten.lt.Scalar", "aten.mul.Tensor"), _bool_mul_inst,
                               _bool_mul_emit, kind="unary")
+
+
+# ---- integer and bool operands (issue 43, item 4) -------------------------------------------
+# `_ops.TYPED_OPS`: an op on operands of one integer (or bool) dtype, which float32 values never
+# present (integer arithmetic a pass may treat apart). x is scaled and cast (bool: x > 0); a
+# binary op's other operand is a literal [W] buffer of the same dtype (a [1] one when W is too
+# wide to write out), as models register integer offsets; the result is cast back to float32.
+# Every rank is accepted, so that the gate can draw each rank on each dtype.
+
+_TYPED_ATEN = {"add": "aten.add.Tensor", "sub": "aten.sub.Tensor", "mul": "aten.mul.Tensor",
+               "maximum": "aten.maximum.default", "minimum": "aten.minimum.default", "neg": "aten.neg.default",
+               "abs": "aten.abs.default"}
+_TYPED_UNARY = {"neg": "-{x}", "abs": "torch.abs({x})"}
+
+
+def _typed_inst(ctx):
+    return {}, [], ctx.x
+
+
+def _typed_emit(op, dtype):
+    def emit(args, params, in_shapes):
+        x = f"({args[0]} > 0.0)" if dtype == "bool" else f"({args[0]} * 4).to(torch.{dtype})"
+        if op in _TYPED_UNARY:
+            return f"({_TYPED_UNARY[op].format(x=x)}).to(torch.float32)", []
+        width = in_shapes[0][-1] if in_shapes[0][-1] <= _LITERAL_MAX else 1  # a [1] buffer broadcasts too
+        values = [i % 2 == 1 for i in range(width)] if dtype == "bool" else [i % 5 - 2 for i in range(width)]
+        expr = {"add": "{x} + {c}", "sub": "{x} - {c}", "mul": "{x} * {c}", "maximum": "torch.maximum({x}, {c})",
+                "minimum": "torch.minimum({x}, {c})"}[op].format(x=x, c="self.{c}")
+        return f"({expr}).to(torch.float32)", [("c", (width,), values, dtype, True)]
+
+    return emit
+
+
+for _op, _dtypes in TYPED_OPS.items():
+    for _dtype in _dtypes:
+        REGISTRY[f"{_dtype}_{_op}"] = _OpDef(f"{_dtype}_{_op}", (_TYPED_ATEN[_op],), _typed_inst,
+                                             _typed_emit(_op, _dtype), kind="typed")

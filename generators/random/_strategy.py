@@ -114,6 +114,28 @@ class _Builder:
                             or (name not in _ops.TAINT_CLEARERS and any(self.tainted[i] for i in inputs)))
         return len(self.pool) - 1
 
+    def reshaped(self, rank: int) -> int | None:
+        """A value of `rank` (x0 reshaped, `properties.ranked_shape`), or None for rank 0 (as drawn)."""
+        if not rank:
+            return None
+        from .properties import ranked_shape
+
+        shape = ranked_shape(self.pool[0], rank)
+        if shape == self.pool[0]:
+            return 0
+        self.records.append(OpRecord.make("reshape", [0], {"shape": list(shape), "infer": False}, shape))
+        self.consumed.add(0)
+        self.pool.append(shape)
+        self.tainted.append(False)
+        return len(self.pool) - 1
+
+    def add_on(self, name, sel, par, vid: int | None) -> int:
+        """`add`, the node's primary input `vid` when its op can take it (else as `sel` picks)."""
+        cands = self.candidates(name)
+        if vid is not None and vid in cands:
+            sel = cands.index(vid) + len(cands) * sel
+        return self.add(name, sel, par)
+
     def downstream_of(self, vid: int) -> set[int]:
         """`vid` and every value computed from it so far."""
         out = {vid}
@@ -192,7 +214,28 @@ class Link(Enum):
     BESIDE = "beside"  # the second node's primary input is neither the first node nor computed from it
 
 
-def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_inputs: int = 2):
+def spread(n: int):
+    """An index in 0..n-1, about as likely each, shrinking to 0.
+
+    Why not ``st.integers(0, n - 1)``: Hypothesis draws the bounds and small values far more
+    often than the others (measured, 0..5 over 60 draws with seed 0: 0 drawn 25 times, 4 once),
+    so a property chosen by a small integer is mostly its first option. A wide integer, mixed
+    (Fibonacci hashing), lands near-uniformly; 0 stays 0, so shrinking heads to the first."""
+    if n < 1:
+        raise ValueError(f"spread needs n >= 1, got {n}")
+    if n == 1:
+        return st.just(0)
+    return _PAR.map(lambda v: 0 if v == 0 else (((v * 2654435761) % 2**32) >> 16) % n)
+
+
+def _rank_draw(ranks: bool, room: int):
+    """The rank drawn for a chain's operand: 0 (as drawn: the rank its producers give, shrinking
+    there) or 1..MAX_RANK, about as likely each (`properties`: plain draws give rank 4 almost
+    always), when asked for and there is room for the reshape that makes it."""
+    return spread(_ops.MAX_RANK + 1) if ranks and room > 0 else st.just(0)
+
+
+def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_inputs: int = 2, ranks: bool = False):
     """Strategy for GraphSpecs holding a node of one of the ``first`` ops and, after it, a node of
     one of the ``then`` ops related to it by ``link``; up to ``max_ops - 2`` other ops (from
     ``ops``, default all) go before the first node, between the two, or after both.
@@ -204,6 +247,10 @@ def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_input
     holds whenever the second op can take the value at all (else the nearest value that keeps
     it: one computed from the first node for FEEDS, any other for BESIDE). Shrinking heads to
     the two nodes alone.
+
+    ``ranks``: the first node's primary input is of a drawn rank (1..5, or 0: as drawn), a
+    reshape of x0 taking one of the other ops' places: a node fed by it then has that rank too
+    for every op that keeps its input's shape (`generators.random.properties`).
     """
     first, then, others = _check_ops(first), _check_ops(then), _check_ops(ops)
     if max_ops < 2:
@@ -220,11 +267,13 @@ def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_input
         tail, pick, rounds, par = (draw(st.sampled_from(then)), draw(_SEL), draw(_SEL), draw(_PAR))
         # each other op: 0 before the first node, 1 between the two, 2 after both
         extras = [(draw(st.integers(0, 2)), draw(gene)) for _ in range(draw(st.integers(0, max_ops - 2)))]
+        rank = draw(_rank_draw(ranks, max_ops - 2))
+        extras = extras[:max_ops - 2 - bool(rank)]
         builder = _Builder(ins)
         for place, (name, sel, p) in extras:
             if place == 0:
                 builder.add(name, sel, p)
-        anchor = builder.add(*head)
+        anchor = builder.add_on(*head, builder.reshaped(rank))
         for place, (name, sel, p) in extras:
             if place == 1:
                 builder.add(name, sel, p)
@@ -244,7 +293,8 @@ def graphs_linked(first, then, link: Link, ops=None, max_ops: int = 4, max_input
     return linked()
 
 
-def graphs_chained(first, middle, then, hops: int, ops=None, max_ops: int = 4, max_inputs: int = 2):
+def graphs_chained(first, middle, then, hops: int, ops=None, max_ops: int = 4, max_inputs: int = 2,
+                   ranks: bool = False):
     """Strategy for GraphSpecs holding a chain ``first -> m1 -> ... -> then``: a node of one of
     the ``then`` ops ``hops`` producers downstream of a node of one of the ``first`` ops, through
     ``hops - 1`` nodes of ``middle`` ops, each fed by the one before (when its op cannot take
@@ -254,6 +304,7 @@ def graphs_chained(first, middle, then, hops: int, ops=None, max_ops: int = 4, m
     Why: `graphs_linked` puts the second node right after the first; a node two or three
     producers further down (a pass that rewrites what a targeted op feeds through another op)
     is left to chance, and plain draws almost never line up three particular ops in a row.
+    ``ranks``: as for `graphs_linked`, the first node's input is of a drawn rank.
     """
     first, middle, then, others = _check_ops(first), _check_ops(middle), _check_ops(then), _check_ops(ops)
     if hops < 1 or max_ops < hops + 1:
@@ -269,11 +320,13 @@ def graphs_chained(first, middle, then, hops: int, ops=None, max_ops: int = 4, m
         chain = [(draw(st.sampled_from(middle)), *draw(link)) for _ in range(hops - 1)]
         chain.append((draw(st.sampled_from(then)), *draw(link)))
         extras = [(draw(st.booleans()), draw(gene)) for _ in range(draw(st.integers(0, max_ops - hops - 1)))]
+        rank = draw(_rank_draw(ranks, max_ops - hops - 1))
+        extras = extras[:max_ops - hops - 1 - bool(rank)]
         builder = _Builder(ins)
         for after, (name, sel, p) in extras:
             if not after:
                 builder.add(name, sel, p)
-        prev = builder.add(*head)
+        prev = builder.add_on(*head, builder.reshaped(rank))
         for name, pick, rounds, par in chain:
             cands = builder.candidates(name)
             below = builder.downstream_of(prev)

@@ -4,6 +4,7 @@ written as a contributor would, that the aimed gate of issue 29 called sound wit
 Ops are named through a module alias (`A = exir_ops.edge.aten`), a common style: the gate must
 read what the code reaches, not what it spells (verify.gate.aim)."""
 
+import torch
 from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass
 
@@ -79,3 +80,51 @@ class TwoHopPass(ExportPass):
 def _producer_node(arg):
     """An fx node's argument, if it is a call_function node."""
     return arg if getattr(arg, "op", None) == "call_function" else None
+
+
+def _operand(value):
+    """The fake tensor a call_operator argument holds (its shape and dtype), or None (a scalar)."""
+    return getattr(value, "data", None) if hasattr(getattr(value, "data", None), "dtype") else None
+
+
+class RankConditionedPass(ExportPass):
+    """unsound-copy: targets relu, and rewrites a neg only when its operand has rank 5 (a rule by
+    property: a pass specialised to one layout). With copy on, fastpass copies the neg. Graphs
+    draw their values from a rank-4 input, so a neg of a rank-5 value is rare unless the ranks
+    are drawn on purpose (issue 43, item 4)."""
+
+    targeted_ops = (A.relu.default,)
+    skip_sound = False
+    copy_sound = True
+    rank = 5
+
+    def call_operator(self, op, args, kwargs, meta):
+        x = _operand(args[0]) if args else None
+        if op == A.neg.default and x is not None and x.dim() == self.rank:
+            return _rewritten(self, op, args[0], meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+class DtypeConditionedPass(ExportPass):
+    """unsound-copy: targets relu, and rewrites an add only when both operands are integer
+    tensors (int8 ... int32, not bool): a pass for integer arithmetic. With copy on, fastpass
+    copies the add. The graph inputs are float32, and no float-stage op used to hand a pass an
+    add of two integer tensors (issue 43, item 4)."""
+
+    targeted_ops = (A.relu.default,)
+    skip_sound = False
+    copy_sound = True
+
+    def call_operator(self, op, args, kwargs, meta):
+        operands = [_operand(a) for a in args[:2]]
+        if op == A.add.Tensor and all(x is not None and not x.dtype.is_floating_point and x.dtype != torch.bool
+                                      for x in operands):
+            return _rewritten_binary(self, op, args, kwargs, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
+def _rewritten_binary(pass_, op, args, kwargs, meta):
+    """op(x, y) -> neg(neg(op(x, y))): the same value, a different graph."""
+    x = ExportPass.call_operator(pass_, op, args, kwargs, meta)
+    x = ExportPass.call_operator(pass_, A.neg.default, (x,), {}, meta)
+    return ExportPass.call_operator(pass_, A.neg.default, (x,), {}, meta)

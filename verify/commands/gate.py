@@ -156,19 +156,33 @@ def _refs_on_their_face(refs) -> None:
 
 
 def _ops(text: str | None) -> list[str] | None:
-    """The vocabulary ops of `--ops`, checked (UsageError: exit 2 before any work)."""
+    """The vocabulary ops of `--ops`, checked (UsageError: exit 2 before any work) against the
+    vocabulary's names as verify.gate.op_names keeps them: generators.random's own list needs torch."""
     if text is None:
         return None
-    from generators.random import ops_in_vocabulary
+    from verify.gate.op_names import VOCABULARY_OPS
 
     ops = [o.strip() for o in text.split(",") if o.strip()]
     if not ops:
         raise UsageError("--ops names no op")
-    unknown = [o for o in ops if o not in ops_in_vocabulary()]
+    unknown = [o for o in ops if o not in VOCABULARY_OPS]
     if unknown:
         raise UsageError(f"unknown vocabulary op(s) {', '.join(unknown)} in --ops; "
-                         f"known: {', '.join(ops_in_vocabulary())}")
+                         f"known: {', '.join(VOCABULARY_OPS)}")
     return ops
+
+
+def _replay_file(path: Path) -> None:
+    """UsageError unless `path` is a gate reproducer, read as verify.report.trust reads one (its
+    manifest line: no code from it runs, nothing is imported): a file that is none, or another
+    producer's, is refused before the lowering stack is imported for the replay."""
+    from verify.report.reproducer import Producer
+    from verify.report.trust import read
+
+    saved = read(path)
+    if saved.manifest.producer is not Producer.GATE:
+        raise UsageError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
+                         f"replay it with {saved.command}")
 
 
 def _at_least(value: float | None, least: int, option: str) -> None:
@@ -185,11 +199,12 @@ def _positive(value: float | None, option: str) -> None:
 def check_gate_usage(args) -> list[str] | None:
     """Every gate argument that can be wrong, checked before any work (UsageError: one line,
     exit 2): numbers out of range, unknown ops, combinations that contradict each other, output
-    paths that cannot be written, a --replay file that does not exist, a --pass reference that
-    is wrong on its face (no file or module, no such class in its source). Returns the --ops
-    list. All before the lowering stack is imported (torch, executorch: seconds, and their
-    warnings before the one line). --pass references are resolved next, then --out is checked
-    (cmd_gate), also before any work; --stage is argparse's (a choice)."""
+    paths that cannot be written, a --replay file that does not exist or is no gate reproducer,
+    a --pass reference that is wrong on its face (no file or module, no such class in its
+    source). Returns the --ops list. All before the lowering stack is imported (torch,
+    executorch: seconds, and their warnings before the one line). --pass references are
+    resolved next, then --out is checked (cmd_gate), also before any work; --stage is
+    argparse's (a choice)."""
     from verify.output_paths import check_output_file
 
     _at_least(args.examples, 1, "--examples")
@@ -212,6 +227,8 @@ def check_gate_usage(args) -> list[str] | None:
         raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
     if args.replay is not None and not args.replay.is_file():
         raise UsageError(f"--replay {args.replay}: no such file")
+    if args.replay is not None:
+        _replay_file(args.replay)
     if args.resume is not None and not args.self_test:
         raise UsageError("--resume continues a --self-test run: add --self-test")
     if args.resume is not None and not args.resume.is_file():
@@ -220,7 +237,7 @@ def check_gate_usage(args) -> list[str] | None:
         check_output_file(args.json, "--json")
     if args.junit:
         check_output_file(args.junit, "--junit")
-    ops = _ops(args.ops)  # the vocabulary's names import torch (seconds, but no noise) when --ops is given
+    ops = _ops(args.ops)
     _refs_on_their_face(args.passes)
     return ops
 

@@ -15,6 +15,7 @@
     campaign.py a `verify gate` run: which passes, their checks spread over workers, an unfinished
                 check an error (the command line: verify/commands/gate.py)
     stages.py   the stages' names, graphs and pipelines (free of torch: the command checks them first)
+    op_names.py the vocabulary's op names, free of torch (the command checks --ops first; a test keeps them equal)
     verdict.py  what a verdict rests on: the one place that says what `sound` means
     ledger.py   the proof ledger (fastpass/annotations/proofs.json) written from a passing run
     selftest.py `--self-test`: the gate's mutation score on wrong annotations derived from the registry

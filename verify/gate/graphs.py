@@ -14,8 +14,15 @@ The graphs drawn (`strategy_for`) meet them on purpose:
   targeted ops behind a cold op, the forms the pass acts on (`form_route`), and unrestricted neighbours (an undeclared op may be
   named nowhere: a rule by property, a helper the names do not reach).
 
+In the copy graphs drawn with a suspect in a relation, the suspect's operands are drawn too
+(issue 43, item 4: a pass may rewrite an op on one rank or on integer operands only): the chain's
+first node on a value of a drawn rank (`ranks=True`), the suspect on a drawn dtype among those the
+stage presents it on (`_dtype_form`, `generators.random.properties`).
+
 `Aim.kinds(spec)` says which of these a drawn graph is, read off its structure (not from the
-branch that drew it): the per-pass counts in a gate verdict are what was really drawn."""
+branch that drew it): the per-pass counts in a gate verdict are what was really drawn;
+`Aim.coverage(spec)` the ranks, dtypes and distances each suspect was drawn on, and
+`Aim.not_presented()` what the stage's vocabulary cannot present."""
 
 from __future__ import annotations
 
@@ -57,6 +64,10 @@ class Aim:
     miss: tuple[str, ...]
     routes: dict[str, tuple[str, ...]]
     declared: dict[str, tuple[str, ...]] = field(default_factory=dict)  # declared, untargeted op -> `miss` ops presenting it
+    # suspect op name -> the typed vocabulary ops presenting it on integer/bool operands (a float
+    # stage only: `generators.random.properties.typed_presenting`), drawn where a dtype is aimed at
+    typed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unrouted: tuple[str, ...] = ()  # suspects no vocabulary op of the stage presents
 
     @classmethod
     def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None,
@@ -68,7 +79,48 @@ class Aim:
 
     @property
     def suspect_ops(self) -> frozenset[str]:
-        return frozenset(op for ops in self.routes.values() for op in ops)
+        return frozenset(op for name in self.routes for op in self.presenting(name))
+
+    def presenting(self, name: str) -> tuple[str, ...]:
+        """Every vocabulary op presenting suspect `name`, the typed ones included."""
+        return tuple(self.routes.get(name, ())) + tuple(self.typed.get(name, ()))
+
+    def forms(self, name: str) -> dict[str, tuple[str, ...]]:
+        """dtype -> the vocabulary ops presenting suspect `name` on operands of that dtype."""
+        from generators.random.properties import forms
+
+        return forms(self.presenting(name), name)
+
+    def not_presented(self) -> dict[str, list[str]]:
+        """Per suspect, the ranks and dtypes no vocabulary op of the stage presents it on
+        (`generators.random.properties.not_presented`; only the suspects missing some), and
+        `unrouted`: the suspects no vocabulary op presents at all. Never counted as covered."""
+        from generators.random.properties import not_presented
+
+        out = {name: missing for name in sorted(self.routes) if (missing := not_presented(self.presenting(name), name))}
+        return dict(out, unrouted=list(self.unrouted)) if self.unrouted else out
+
+    def coverage(self, spec) -> Counter:
+        """(suspect, rank, dtype, distance) of every suspect node of `spec`: the rank and dtype of
+        its operand (`generators.random.properties.operand`) and its distance from the nearest
+        targeted node upstream (1: fed by it; 0: none upstream)."""
+        from generators.random.properties import operand
+
+        by_op: dict[str, list[str]] = {}
+        for name in self.routes:
+            for op in self.presenting(name):
+                by_op.setdefault(op, []).append(name)
+        hit, n_in = set(self.hit), spec.n_inputs
+        distance: list[int] = []  # op index -> hops from the nearest targeted node upstream, 0: none
+        found = Counter()
+        for rec in spec.ops:
+            ups = [distance[v - n_in] if spec.ops[v - n_in].op not in hit else 0 for v in rec.inputs if v >= n_in]
+            fed = [v for v in rec.inputs if v >= n_in and spec.ops[v - n_in].op in hit]
+            distance.append(1 if fed else min((d + 1 for d in ups if d), default=0))
+            for name in by_op.get(rec.op, ()):
+                rank, dtype = operand(spec, rec, name)
+                found[(name, rank, dtype, distance[-1])] += 1
+        return found
 
     @property
     def declared_ops(self) -> frozenset[str]:
@@ -138,11 +190,29 @@ def _chain_kinds(spec, tag: list[str]) -> set[DrawKind]:
 @functools.lru_cache(maxsize=1024)
 def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[str, ...] | None,
             declared: frozenset[str] = frozenset()) -> Aim:
+    from generators.random import _ops
+    from generators.random.properties import typed_presenting
+
     hit, miss = vocabulary_split(targeted, universe)
     routes = suspect_routes(targeted, suspects, miss)
     declared_routes = suspect_routes(targeted, declared, miss)
+    # a float stage draws the whole vocabulary with its FLOAT_ONLY ops (run.stage_ops); --ops
+    # draws only the ops it names
+    float_stage = universe is not None and _ops.FLOAT_ONLY <= set(universe)
+    typed = {name: tuple(typed_presenting([name], float_stage)) for name in sorted(set(suspects) - targeted)}
+    typed = {name: ops for name, ops in typed.items() if ops and name in routes}
+    unrouted = tuple(sorted(set(suspects) - targeted - set(routes)))
     return Aim(tuple(hit), tuple(miss), {name: tuple(ops) for name, ops in routes.items()},
-               {name: tuple(ops) for name, ops in declared_routes.items()})
+               {name: tuple(ops) for name, ops in declared_routes.items()}, typed, unrouted)
+
+
+def coverage_json(counts: Counter) -> dict[str, dict[str, int]]:
+    """A verdict's record of `Aim.coverage` (JSON): per suspect, `"r<rank> <dtype> d<distance>"`
+    -> graphs drawn (d0: no targeted node upstream of it)."""
+    out: dict[str, dict[str, int]] = {}
+    for (name, rank, dtype, dist), n in sorted(counts.items()):
+        out.setdefault(name, {})[f"r{rank} {dtype} d{dist}"] = int(n)
+    return out
 
 
 # The kinds `strategy_for` draws on purpose, each in branches of its own. A test removes one to
@@ -365,15 +435,25 @@ def _linked(aim: Aim, kind: DrawKind, max_ops: int, ops: list[str] | None):
 
     hit = list(aim.hit)
 
-    def draw(name: str):
-        route = list(aim.routes[name])
+    def draw(route: list[str]):
         if kind is DrawKind.TARGETED_TO_SUSPECT:
-            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops)
+            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops, ranks=True)
         if kind is DrawKind.SUSPECT_TO_TARGETED:
-            return graphs_linked(route, hit, Link.FEEDS, ops=ops, max_ops=max_ops)
-        return graphs_linked(hit, route, Link.BESIDE, ops=ops, max_ops=max_ops)
+            return graphs_linked(route, hit, Link.FEEDS, ops=ops, max_ops=max_ops, ranks=True)
+        return graphs_linked(hit, route, Link.BESIDE, ops=ops, max_ops=max_ops, ranks=True)
 
-    return st.sampled_from(sorted(aim.routes)).flatmap(draw)
+    return st.sampled_from(sorted(aim.routes)).flatmap(lambda name: _dtype_form(aim, name).flatmap(draw))
+
+
+def _dtype_form(aim: Aim, name: str):
+    """The vocabulary ops presenting suspect `name` on one dtype, the dtype drawn among those the
+    stage presents it on, each as likely (float32 first: shrinking heads there). Why: `add`
+    presents an add of float32 values only; an add of two int32 ones, which a pass may treat
+    apart, is presented by `int32_add` alone (issue 43, item 4)."""
+    from generators.random import spread
+
+    forms = [list(ops) for ops in aim.forms(name).values()]
+    return spread(len(forms)).map(forms.__getitem__)
 
 
 # distance from the targeted node -> (its kind, its weight among the downstream graphs); the
@@ -405,17 +485,19 @@ def _downstream(aim: Aim, max_ops: int, ops: list[str] | None) -> tuple[object, 
     if not table:
         return None
 
-    def draw(pair: tuple[int, str]):
-        hops, name = pair
-        route = list(aim.routes[name])
+    def draw(hops: int, route: list[str]):
         if hops == 1:
-            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops)
-        return graphs_chained(hit, cold, route, hops, ops=ops, max_ops=max_ops)
+            return graphs_linked(hit, route, Link.FEEDS, ops=ops, max_ops=max_ops, ranks=True)
+        return graphs_chained(hit, cold, route, hops, ops=ops, max_ops=max_ops, ranks=True)
+
+    def at(pair: tuple[int, str]):
+        hops, name = pair
+        return _dtype_form(aim, name).flatmap(lambda route: draw(hops, route))
 
     # the group weighs what the neighbour alone did (2), one more with chains: the other relations
     # keep most of their share
     weight = 2 + any(hops > 1 for hops in table)
-    return st.tuples(st.sampled_from(table), st.sampled_from(sorted(aim.routes))).flatmap(draw), weight
+    return st.tuples(st.sampled_from(table), st.sampled_from(sorted(aim.routes))).flatmap(at), weight
 
 
 def _behind_cold(core: list[str], cold: list[str], min_ops: int, max_ops: int, max_extra: int):

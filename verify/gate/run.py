@@ -33,8 +33,8 @@ from typing import Any, Callable
 
 from verify.gate import check
 from verify.gate import passes as gp
-from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, drawn_counts, form_link, form_route,
-                               strategy_for)
+from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
+                               form_route, strategy_for)
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.report.trust import authorize
@@ -217,14 +217,15 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
                                     forms=form_route(cls, ops), link=form_link(cls, ops),
                                     declared=gp.ops_declared_by(cls))
         counts = {"examples": 0, "vacuous": 0}
-        drawn = Counter()
+        drawn, covered = Counter(), Counter()  # covered: Aim.coverage, ranks x dtypes x distances
 
-        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn):
+        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn, covered=covered):
             if shrinking:
                 return
             counts["examples"] += 1
             aim.tally(drawn, spec)
-            counts["drawn"] = drawn_counts(drawn)
+            covered.update(aim.coverage(spec))
+            counts["drawn"], counts["coverage"] = drawn_counts(drawn), coverage_json(covered)
             counts["vacuous"] += bool(o.vacuous)
             if o.vacuous and "vacuous_reason" not in counts:
                 counts["vacuous_reason"] = o.vacuous[:200]
@@ -252,7 +253,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             v.seconds = time.perf_counter() - start
             return v
         v.examples += counts["examples"]
-        v.modes[mode] = dict(counts, distinct=evidence.distinct, diverged=spec is not None)  # distinct: evidence.py
+        v.modes[mode] = dict(counts, distinct=evidence.distinct, diverged=spec is not None,  # distinct: evidence.py
+                             not_presented=aim.not_presented())  # never counted as covered
         if spec is not None:
             verdict = GateVerdict.unsound(feature)
             path = write_reproducer(out, v, verdict, mode, spec, outcome, v.how, stage)
