@@ -15,7 +15,7 @@ from verify.compare.divergence import Divergence, OrderRecheck
 from verify.lowering.lower import LoweringResult, Payload
 from verify.lowering.mode import Mode
 from verify.lowering.steps import PassStep
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 
 def lowering(mode=Mode.STOCK, payload=b"a", **fields) -> LoweringResult:

@@ -14,7 +14,7 @@ import fastpass
 from tests import faults
 from verify.compare import CHECKS
 from verify.crosscheck import CrosscheckDivergence, EntryPoint, crosscheck, intercept
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 from verify.crosscheck.__main__ import main as crosscheck_main
 
 

@@ -22,7 +22,7 @@ from verify.usage import UsageError
 from verify.gate import passes as gp
 from verify.gate import run
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import AnnotationFit, Feature
+from verify.vocabulary import AnnotationFit, Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"

@@ -18,7 +18,7 @@ from generators.random import interpret
 from verify.gate import check, graphs as gg, passes as gp, run
 from verify.report.reproducer import load
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 EXAMPLES = 60  # the gate's default, what CI draws
 

@@ -17,7 +17,7 @@ import pytest
 from verify.gate import check
 from verify.gate.verdict import Evidence, PassVerdict, merge_stages
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"

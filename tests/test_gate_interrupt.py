@@ -25,7 +25,7 @@ import pytest
 from tests.test_gate_workers import ROOT, gate_command, processes_mentioning, report
 from tests.waiting import wait_for
 from verify.gate.worker import FAULT_VARIABLE
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 FINISHED, RUNNING, NEVER_STARTED = "InsertBeforeRetracePass", "NoRetracePass", "ChangeDtypePass"
 

@@ -13,7 +13,7 @@ from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate import run
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"

@@ -10,7 +10,7 @@ import pytest
 
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished, merge_stages
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 COUNTS = ("examples", "distinct", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
           "copied_nodes", "calls_ran", "nodes_dispatched")

@@ -24,7 +24,7 @@ from verify.gate import run
 from verify.gate.verdict import Evidence, PassVerdict, Unfinished
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"

@@ -25,8 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("verify", "fastpass", "generators")
 
 # The modules above the report package: the commands, what they drive, the jobs they run and the
-# models they load. verify.report (and the enums in verify.report.verdict every layer reports in)
-# must import none of them.
+# models they load. verify.report must import none of them.
 ABOVE_REPORT = ("verify.run", "verify.cli", "verify.commands", "verify.__main__", "verify.peer", "verify.fuzz",
                 "verify.gate", "verify.bench", "verify.crosscheck", "verify.pytest_plugin", "verify.cases",
                 "verify.jobs", "verify.cluster")
@@ -111,6 +110,20 @@ def report_imports_upward(imports: list[Import]) -> list[Import]:
             and any(_within(imp.target, above) or _within(imp.module, above) for above in ABOVE_REPORT)]
 
 
+def compare_imports_report(imports: list[Import]) -> list[Import]:
+    """verify.compare imports nothing from verify.report: the report prints compare's values
+    (checks, divergences), so compare sits below it; the verdicts both speak are
+    verify.vocabulary's, below both."""
+    return [imp for imp in imports if _within(imp.importer, "verify.compare")
+            and (_within(imp.module, "verify.report") or _within(imp.target, "verify.report"))]
+
+
+def vocabulary_imports_verify(imports: list[Import]) -> list[Import]:
+    """verify.vocabulary, the verdict enums every layer speaks, is the bottom of verify: it imports
+    nothing of verify (fastpass's names only, which stand without the harness)."""
+    return [imp for imp in imports if imp.importer == "verify.vocabulary" and _within(imp.module, "verify")]
+
+
 def junit_built_outside_report(imports: list[Import]) -> list[Import]:
     """Reports are written only from verify.report (one module per report kind: files.py for run,
     gate.py for the gate, document.py the one JSON writer): no module outside it builds JUnit,
@@ -156,6 +169,11 @@ def test_report_does_not_import_the_runner_or_the_commands():
     assert unexplained(report_imports_upward(project_imports())) == []
 
 
+def test_compare_does_not_import_the_report_and_the_vocabulary_nothing_of_verify():
+    imports = project_imports()
+    assert unexplained(compare_imports_report(imports) + vocabulary_imports_verify(imports)) == []
+
+
 def test_junit_is_built_only_in_the_report_package():
     assert unexplained(junit_built_outside_report(project_imports())) == []
 
@@ -173,7 +191,8 @@ def test_every_known_breach_still_breaks_its_rule():
     """The list only shrinks: a breach fixed is taken off it."""
     imports = project_imports()
     breaches = libraries_import_the_harness(imports) + private_names_across_modules(imports) + \
-        report_imports_upward(imports) + junit_built_outside_report(imports)
+        report_imports_upward(imports) + junit_built_outside_report(imports) + compare_imports_report(imports) + \
+        vocabulary_imports_verify(imports)
     stale = KNOWN - {(imp.importer, imp.module) for imp in breaches}
     assert not stale, f"no longer breaches: remove from KNOWN: {sorted(stale)}"
 
@@ -198,6 +217,10 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
     _plant(tmp_path, "verify.cli", "def _new_run_dir(): pass\n_features = 1\nx = _new_run_dir\n")
     _plant(tmp_path, "verify.commands.gate", "from verify.report.junit import JunitSuite\nfrom verify.report import junit\n")
     _plant(tmp_path, "verify.report.gate", "from verify.report.junit import JunitSuite\n")  # inside: allowed
+    _plant(tmp_path, "verify.compare.comparison", "def f():\n    from verify.report.verdict import Verdict\n"
+                                                  "from verify.vocabulary import Verdict\n")  # below: allowed
+    _plant(tmp_path, "verify.compare.checks", "from ..report import case\n")  # relative
+    _plant(tmp_path, "verify.vocabulary", "from fastpass.annotations import ProofStatus\nfrom verify.usage import UsageError\n")
     imports = project_imports(tmp_path)
     assert {(i.importer, i.target) for i in report_imports_upward(imports)} == {
         ("verify.report.table", "verify.run.runner.CaseReport"), ("verify.report.files", "verify.commands.fuzz")}
@@ -207,6 +230,10 @@ def test_each_rule_catches_a_planted_forbidden_import(tmp_path):
         ("verify.peer", "verify.cli._new_run_dir"), ("verify.peer", "verify.cli._features")}
     assert [(i.importer, i.target) for i in junit_built_outside_report(imports)] == [
         ("verify.commands.gate", "verify.report.junit.JunitSuite"), ("verify.commands.gate", "verify.report.junit")]
+    assert {(i.importer, i.target) for i in compare_imports_report(imports)} == {
+        ("verify.compare.comparison", "verify.report.verdict.Verdict"), ("verify.compare.checks", "verify.report.case")}
+    assert [(i.importer, i.target) for i in vocabulary_imports_verify(imports)] == [
+        ("verify.vocabulary", "verify.usage.UsageError")]
 
 
 def test_a_private_module_may_be_imported_inside_its_package_only():

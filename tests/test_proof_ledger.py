@@ -165,7 +165,7 @@ def test_a_pass_run_records_its_passes_and_keeps_the_rest_of_the_ledger(ledger_f
     from verify.gate import ledger
     from verify.gate.verdict import Evidence, PassVerdict
     from fastpass.annotations import ProofStatus
-    from verify.report.verdict import Feature
+    from verify.vocabulary import Feature
 
     cls = pass_class()
     other = "some.other.Pass"

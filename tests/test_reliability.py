@@ -201,7 +201,7 @@ def test_sigkill_leaves_a_journal_the_reports_are_rebuilt_from_and_no_orphans(tm
 def test_a_torn_journal_line_is_skipped(tmp_path):
     from verify.report.case import Case
     from verify.run.journal import Journal, read_journal
-    from verify.report.verdict import Verdict
+    from verify.vocabulary import Verdict
     from verify.report.case import CaseReport
 
     journal = Journal(tmp_path)
@@ -383,7 +383,7 @@ def test_a_harness_error_reports_the_time_it_took(monkeypatch, tmp_path):
 
     from verify.run import runner
     from verify.report.case import Case
-    from verify.report.verdict import Verdict
+    from verify.vocabulary import Verdict
 
     now = [1000.0]
 

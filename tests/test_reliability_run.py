@@ -119,7 +119,7 @@ def fake_cases(monkeypatch: pytest.MonkeyPatch, during=None) -> list:
     cases it ran. `during(case)` runs inside each case (another process's turn, a disk filling up)."""
     from verify.run import runner
     from verify.report import table
-    from verify.report.verdict import Verdict
+    from verify.vocabulary import Verdict
 
     ran = []
 
@@ -156,7 +156,7 @@ def started_journal(run_dir: Path, targets: tuple[str, ...] = ("tosa-int", "tosa
     from verify.report.case import Case
     from verify.commands import run as run_command
     from verify.run.journal import Journal
-    from verify.report.verdict import Verdict
+    from verify.vocabulary import Verdict
     from verify.report.case import CaseReport
 
     args = run_command.argparse.Namespace(**{**run_command._run_defaults(), "null_seed": -1, "reference_sets": 0})

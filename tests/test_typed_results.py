@@ -11,7 +11,7 @@ import pytest
 from verify.compare import CheckResult, Divergence
 from verify.lowering.mode import Mode
 from verify.lowering.steps import PassStep
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 from verify.report.case import CaseReport
 
 

@@ -26,7 +26,7 @@ from typing import Callable, Sequence, TypeVar
 from verify.compare.checks import CheckResult, compare, first_divergence
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.lowering.lower import LoweringResult
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 T = TypeVar("T")
 

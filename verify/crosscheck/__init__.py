@@ -32,7 +32,7 @@ from verify.crosscheck.record import (
 )
 from verify.crosscheck.session import Session, Settings
 from verify.lowering.mode import Mode
-from verify.report.verdict import Verdict  # re-exported: the records' verdict
+from verify.vocabulary import Verdict  # re-exported: the records' verdict
 
 _session: Session | None = None
 

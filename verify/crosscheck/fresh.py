@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from verify.crosscheck.record import FreshRecheck
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 # A replay imports torch and executorch and lowers once stock, once with fastpass (and rechecks
 # node order when they differ): minutes at most for the calls executorch's own tests make.

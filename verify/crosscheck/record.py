@@ -10,7 +10,7 @@ from typing import Any
 
 from verify.compare import CheckResult, Divergence
 from verify.compare.divergence import OrderRecheck
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 
 class EntryPoint(enum.Enum):

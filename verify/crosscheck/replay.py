@@ -14,7 +14,7 @@ from pathlib import Path
 from verify.crosscheck import crosscheck
 from verify.crosscheck.reproducer import load_call
 from verify.report.reproducer import Replayed, Reproducer, load
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 
 def replay(saved: Reproducer, features: tuple[str, ...] | None = None, reference_sets: int = 1,

@@ -24,7 +24,7 @@ from verify.lowering.lower import LoweringResult, ObservedCall, observe_call
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import under_each_order
 from verify.report.reproducer import replay_command
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from verify.lowering.node_order import under_each_order
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 
 @dataclass

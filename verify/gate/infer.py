@@ -33,7 +33,7 @@ from fastpass.patching import PatchPoint, Patches
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.report.infer import InferredAnnotation
-from verify.report.verdict import AnnotationFit
+from verify.vocabulary import AnnotationFit
 
 _META_IGNORED = {"val", "tensor_meta", "from_node", "seq_nr", "unbacked_bindings"}
 

@@ -1,6 +1,6 @@
 """What a gate verdict rests on: the one place that says what `sound` means (the verdict
 vocabulary itself is `fastpass.annotations.ProofStatus`, the standing the ledger records as it is,
-and verify.report.verdict's `Feature`).
+and verify.vocabulary's `Feature`).
 
 A pass is `sound` only when fastpass actually acted in it on the drawn graphs and the results
 stayed identical: for a copy-sound annotation at least K examples in which fastpass copied
@@ -21,7 +21,7 @@ from typing import Any
 
 from verify.gate.evidence import structural_key
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 DEFAULT_MIN_EVIDENCE = 5
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from verify.compare.checks import CheckResult
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.report.names import safe_name
-from verify.report.verdict import NullOutcome, Verdict
+from verify.vocabulary import NullOutcome, Verdict
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from verify.report.verdict import Verdict, relied_on_summary
+from verify.vocabulary import Verdict
+from verify.report.verdict import relied_on_summary
 
 
 def totals(records: list[dict[str, Any]]) -> dict[str, Any]:

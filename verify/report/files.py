@@ -10,7 +10,7 @@ from pathlib import Path
 
 from verify.report import junit
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
-from verify.report.verdict import NullOutcome, Verdict
+from verify.vocabulary import NullOutcome, Verdict
 from verify.report.case import CaseReport
 from verify.report.document import write_document
 

@@ -15,7 +15,7 @@ from verify.report import junit
 from verify.report.document import write_document
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from fastpass.annotations import ProofStatus
-from verify.report.verdict import Feature
+from verify.vocabulary import Feature
 
 
 class PassRow(Protocol):

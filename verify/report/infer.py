@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verify.report.verdict import AnnotationFit
+from verify.vocabulary import AnnotationFit
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence
 
 from verify.lowering.mode import Mode
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 

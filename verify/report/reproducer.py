@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.report.atomic import write_bytes
-from verify.report.verdict import Verdict
+from verify.vocabulary import Verdict
 
 FORMAT = 1
 MANIFEST_PREFIX = b"# reproducer: "

@@ -6,7 +6,8 @@ import sys
 
 from verify.lowering.mode import Mode
 from verify.report.case import Case, CaseReport
-from verify.report.verdict import NullOutcome, Verdict, relied_on_summary
+from verify.vocabulary import NullOutcome, Verdict
+from verify.report.verdict import relied_on_summary
 
 
 def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stderr) -> None:

@@ -38,7 +38,7 @@ from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
 from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
 from verify.report.case import Case, CaseReport
-from verify.report.verdict import NullOutcome, Verdict
+from verify.vocabulary import NullOutcome, Verdict
 from verify.run.saved_program import PROGRAM_NAME
 
 
