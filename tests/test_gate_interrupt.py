@@ -88,7 +88,7 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
-    from verify.gate.verdict import Unfinished
+    from verify.vocabulary import Ending
     from verify.gate.workers import SearchSettings, registry_runner
     from fastpass.annotations import ProofStatus
 
@@ -111,7 +111,7 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     assert set(verdicts) == {sign, direct}
     for qn, what in ((sign, "its search of stage(s) quantized"), (direct, "its direct run")):
         v = verdicts[qn]
-        assert v.verdict is ProofStatus.ERROR and v.verdict.fails and v.unfinished is Unfinished.NOT_STARTED, v
+        assert v.verdict is ProofStatus.ERROR and v.verdict.fails and v.unfinished is Ending.NOT_STARTED, v
         assert v.reason.startswith(f"not started: the --max-seconds budget was spent before {what}"), v.reason
         assert v.examples == 0
     assert not list((tmp_path / "workers").glob("*.job.json")), "a job started after the deadline"
@@ -186,7 +186,8 @@ def test_a_pass_check_cut_short_by_a_stop_keeps_the_evidence_its_worker_wrote(tm
     import logging
 
     from tests.passes import gate_passes
-    from verify.gate.workers import Ending, PassJob, SearchSettings, gate_in_workers
+    from verify.gate.workers import PassJob, SearchSettings, gate_in_workers
+    from verify.vocabulary import Ending
     from verify.jobs.launcher import reset_after_stop, stop_all, stop_signal
 
     class StopAtFirstExample(logging.Handler):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from verify.gate.verdict import Evidence, PassVerdict, Unfinished, merge_stages
+from verify.gate.verdict import Evidence, PassVerdict, merge_stages
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Ending, Feature
 
 COUNTS = ("examples", "distinct", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
           "copied_nodes", "calls_ran", "nodes_dispatched")
@@ -57,7 +57,7 @@ def test_a_verdict_survives_json():
                        reproducers={"unsound-copy": "r.json"}, examples=7,
                        evidence={Feature.COPY: evidence(), Feature.SKIP: evidence(Feature.SKIP, 2)},
                        waived={Feature.SKIP: "why"}, modes={"copy": {"diverged": True}}, seconds=1.5,
-                       unfinished=Unfinished.CUT_SHORT, drawn={"plain": 3})
+                       unfinished=Ending.CUT_SHORT, drawn={"plain": 3})
     data = original.to_json()
     assert data["verdict"] == "unsound-copy" and data["unfinished"] == "cut-short"
     assert data["qualname"] == "pkg.P" and data["name"] == "P" and data["ref"] == "ref" and data["how"] == "how-tosa-int"
@@ -79,16 +79,16 @@ def test_a_verdict_survives_json():
 
 def test_an_unfinished_check_is_an_error_unless_it_already_failed():
     found = verdict("s")
-    found.not_finished(Unfinished.STOPPED, "stopped by SIGINT")
-    assert (found.verdict, found.reason, found.unfinished) == (ProofStatus.ERROR, "stopped by SIGINT", Unfinished.STOPPED)
+    found.not_finished(Ending.STOPPED, "stopped by SIGINT")
+    assert (found.verdict, found.reason, found.unfinished) == (ProofStatus.ERROR, "stopped by SIGINT", Ending.STOPPED)
     unsound = verdict("s", ProofStatus.UNSOUND_SKIP, "differs at p")
-    unsound.not_finished(Unfinished.NOT_STARTED, "budget spent")
+    unsound.not_finished(Ending.NOT_STARTED, "budget spent")
     assert (unsound.verdict, unsound.reason, unsound.unfinished) == (
-        ProofStatus.UNSOUND_SKIP, "differs at p; budget spent", Unfinished.NOT_STARTED)
+        ProofStatus.UNSOUND_SKIP, "differs at p; budget spent", Ending.NOT_STARTED)
     bare = verdict("s", ProofStatus.ERROR)
-    bare.not_finished(Unfinished.CUT_SHORT, "worker crashed")
+    bare.not_finished(Ending.CUT_SHORT, "worker crashed")
     assert bare.reason == "worker crashed"
-    assert str(Unfinished.CUT_SHORT) == "cut-short"
+    assert str(Ending.CUT_SHORT) == "cut-short"
 
 
 def test_merge_stages_sums_the_evidence_and_keeps_the_first_stage_identity():

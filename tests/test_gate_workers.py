@@ -21,10 +21,10 @@ from pathlib import Path
 
 from tests.waiting import wait_for
 from verify.gate import run
-from verify.gate.verdict import Evidence, PassVerdict, Unfinished
+from verify.gate.verdict import Evidence, PassVerdict
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Ending, Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -229,11 +229,11 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     assert v.examples == 1, v.examples  # the graph lowered before the stop, and no other
     assert v.stage == "edge-fp"  # the second stage never started
     assert v.evidence[Feature.COPY].examples == 1
-    assert v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.ERROR and v.unfinished is Ending.STOPPED, (v.verdict, v.reason)
     assert v.reason == ("not run: stopped by SIGINT before its search of stage(s) edge-fp, quantized finished "
                         "(evidence so far kept)"), v.reason
     assert never.qualname == direct and never.verdict is ProofStatus.ERROR and never.examples == 0
-    assert never.unfinished is Unfinished.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
+    assert never.unfinished is Ending.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
     assert time.monotonic() - started < 120
 
 
@@ -376,7 +376,7 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
     assert list(verdicts) == [SIGN, MINMAX, "<worker-crash>"]
 
     for qn in (SIGN, MINMAX):  # ... and, their quantized search not finished, are errors saying so
-        assert verdicts[qn].verdict is ProofStatus.ERROR and verdicts[qn].unfinished is Unfinished.CUT_SHORT
+        assert verdicts[qn].verdict is ProofStatus.ERROR and verdicts[qn].unfinished is Ending.CUT_SHORT
         assert verdicts[qn].reason.startswith("not finished: its search of stage(s) quantized ended without")
 
     monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
@@ -385,7 +385,7 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
     assert hung.qualname == "<worker-timeout>" and hung.verdict is ProofStatus.ERROR, hung
     assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
     assert "gave no evidence for its 2 pass(es)" in hung.reason
-    assert all(v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.CUT_SHORT and v.examples == 0
+    assert all(v.verdict is ProofStatus.ERROR and v.unfinished is Ending.CUT_SHORT and v.examples == 0
                for v in passes), passes
     assert time.monotonic() - started < 60
     assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
@@ -423,7 +423,7 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path
         # edge-fp's 2 graphs and the quantized graph checkpointed before its progress record
         assert v.stage == "edge-fp,quantized" and v.examples == 3, (v.name, v.stage, v.examples)
         assert all(e.examples == 3 for e in v.evidence.values())
-        assert v.verdict is ProofStatus.ERROR and v.unfinished is Unfinished.STOPPED, (v.verdict, v.reason)
+        assert v.verdict is ProofStatus.ERROR and v.unfinished is Ending.STOPPED, (v.verdict, v.reason)
         assert v.reason.startswith("not run: stopped by SIGINT before its search of stage(s) quantized finished")
     assert not (tmp_path / "workers" / "001-stage-quantized.result.json").exists()
     assert (tmp_path / "workers" / "001-stage-quantized.partial.json").is_file()

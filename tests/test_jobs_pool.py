@@ -10,7 +10,8 @@ import time
 import pytest
 
 from verify.jobs import launcher
-from verify.jobs.pool import NotStarted, run_in_pool
+from verify.jobs.pool import run_in_pool
+from verify.vocabulary import Ending
 
 WAIT = 30  # seconds: a bound on an event that comes at once, or the pool is broken
 
@@ -85,10 +86,10 @@ def test_nothing_starts_once_the_run_is_stopped_or_past_its_deadline(monkeypatch
             return i
         return run
 
-    assert run_in_pool([task(i) for i in range(4)], 1) == [0, 1, NotStarted.STOPPED, NotStarted.STOPPED]
+    assert run_in_pool([task(i) for i in range(4)], 1) == [0, 1, Ending.STOPPED, Ending.STOPPED]
     assert started == [0, 1]
     monkeypatch.setattr(launcher, "_stop_signal", None)
-    assert run_in_pool([task(0)], 1, deadline=time.monotonic() - 1) == [NotStarted.PAST_DEADLINE]
+    assert run_in_pool([task(0)], 1, deadline=time.monotonic() - 1) == [Ending.NOT_STARTED]
 
 
 def test_a_task_that_raises_stops_new_starts_lets_the_running_finish_and_is_raised(monkeypatch):

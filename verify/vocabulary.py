@@ -1,7 +1,8 @@
 """The harness's verdict vocabulary, at the bottom of verify/: `Verdict` for a comparison of two
 lowerings (a `run` case, a crosschecked call), `NullOutcome` for the cross-seed null check,
-`Feature` for the fastpass feature an annotation claims sound, and `AnnotationFit` for an
-annotation `verify infer` held against what the pass was seen to rewrite.
+`Feature` for the fastpass feature an annotation claims sound, `AnnotationFit` for an
+annotation `verify infer` held against what the pass was seen to rewrite, and `Ending` for how a
+job of the pool, or a gate check it runs, ended.
 What the gate finds for an annotated pass is `fastpass.annotations.ProofStatus`, the standing the
 proof ledger records: one enum for both, below verify (fastpass cannot import verify).
 
@@ -80,3 +81,23 @@ class AnnotationFit(str, Enum):
     def fails(self) -> bool:
         """Does `verify infer` exit 1 for it? (Larger than needed costs speed, not soundness.)"""
         return self not in (AnnotationFit.EQUAL, AnnotationFit.LARGER_THAN_NEEDED)
+
+
+class Ending(str, Enum):
+    """How a job, or the check it runs, ended: one vocabulary for the worker launcher (how the wait
+    on a worker process ended, verify.jobs.launcher), a worker on a Ray node (verify.cluster.node,
+    sent back to the driver), the pool (a task it did not start: STOPPED or NOT_STARTED in the
+    task's place, verify.jobs.pool), the gate's workers (how each pass check or stage search
+    ended, verify.gate.workers) and a gate verdict (why its check did not finish:
+    `PassVerdict.unfinished`, whose value the gate's JSON carries), so that none is translated
+    into another."""
+
+    FINISHED = "finished"  # ran to its end: a worker that exited, a result (maybe an `error`, for a crash or timeout)
+    STOPPED = "stopped"  # asked to stop before it finished (SIGINT/SIGTERM, a cancelled job), or before its turn
+    NOT_STARTED = "not-started"  # the run's deadline (the gate's --max-seconds budget) had passed before its turn
+    CUT_SHORT = "cut-short"  # ended without a result: a stage search whose worker crashed or timed out
+    TIMED_OUT = "timed out"  # a worker killed at its timeout
+    MEMORY_EXCEEDED = "memory exceeded"  # a worker killed when its process group passed the memory limit
+
+    def __str__(self) -> str:
+        return self.value

@@ -40,12 +40,13 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from verify.cluster.node import NodeResult, StopBoard, WorkerOutcome, run_job
+from verify.cluster.node import NodeResult, StopBoard, run_job
 from verify.cluster.shipping import deliver, pack
 from verify.jobs.launcher import (
     PARENT_PID_VARIABLE, JobFiles, Placement, RunStopped, Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout,
     stop_signal,
 )
+from verify.vocabulary import Ending
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +120,11 @@ class RayBackend:
                  time.perf_counter() - sent, parcel.size, sum(map(len, result.files.values())))
         if on_placed is not None:
             on_placed(Placement(result.node[:12], result.host))
-        if result.outcome is WorkerOutcome.STOPPED:  # asked to stop: only _stop asks, and it raises first
+        if result.outcome is Ending.STOPPED:  # asked to stop: only _stop asks, and it raises first
             raise WorkerCancelled()
-        if result.outcome is WorkerOutcome.TIMED_OUT:
+        if result.outcome is Ending.TIMED_OUT:
             raise WorkerTimeout(worker.timeout)
-        if result.outcome is WorkerOutcome.MEMORY_EXCEEDED:
+        if result.outcome is Ending.MEMORY_EXCEEDED:
             raise WorkerMemoryExceeded(worker.memory_limit, result.resident)
         return result.returncode
 

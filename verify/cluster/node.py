@@ -5,13 +5,13 @@ The worker runs exactly as it would on the harness's machine (verify.jobs.launch
 process group, the pinned hash seed in its environment, the same timeout and memory limit, the
 group killed when it ends, and killed with its parent, the Ray worker process running this task
 (die_with_parent), so a job whose node is lost or whose task is cancelled leaves nothing running.
-A timeout or the memory limit is not an error of this task: it is a `WorkerOutcome` sent back with the
-files the worker wrote so far (a gate worker's evidence so far), and the harness raises the
-launcher's own exception for it, as for a local worker. So is a stop: when the harness's run is
-stopped (or it no longer needs the job), it asks the job to stop on the run's `StopBoard` before
-it cancels the task; the node, which looks at the board while the worker runs, kills the worker's
-group as a local launcher would and sends back what the worker wrote by then (a gate stage's
-evidence so far), which a cancelled task could not.
+A timeout or the memory limit is not an error of this task: it is an `Ending` (verify.vocabulary:
+TIMED_OUT, MEMORY_EXCEEDED) sent back with the files the worker wrote so far (a gate worker's
+evidence so far), and the harness raises the launcher's own exception for it, as for a local
+worker. So is a stop: when the harness's run is stopped (or it no longer needs the job), it asks
+the job to stop on the run's `StopBoard` before it cancels the task; the node, which looks at the
+board while the worker runs, kills the worker's group as a local launcher would and sends back what
+the worker wrote by then (a gate stage's evidence so far), which a cancelled task could not.
 
 Nothing here writes outside its own temporary folder, which is removed when the job ends, so a
 job that Ray runs a second time (its first node was lost) starts clean and the first attempt
@@ -35,11 +35,11 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 from verify.cluster.shipping import Parcel, unpack
 from verify.jobs.launcher import Worker, WorkerCancelled, WorkerMemoryExceeded, WorkerTimeout, run_here
+from verify.vocabulary import Ending
 
 TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells a node's jobs apart
 # Waits for end-of-file on stdin (every writer gone: the task's process ended or closed it), then
@@ -47,15 +47,6 @@ TEMPORARY_PREFIX = "verify-job-"  # + the node's id (12 characters) + "-": tells
 _JANITOR = "import shutil, sys; sys.stdin.buffer.read(); shutil.rmtree(sys.argv[1], ignore_errors=True)"
 _JANITOR_WAIT_SECONDS = 10.0
 STOP_POLL_SECONDS = 0.5  # how often a running job looks at the board: a stop waits at most this long
-
-
-class WorkerOutcome(str, Enum):
-    """How the worker process ended on the node (what verify.jobs.launcher tells by return or raise)."""
-
-    EXITED = "exited"
-    TIMED_OUT = "timed out"
-    MEMORY_EXCEEDED = "memory exceeded"
-    STOPPED = "stopped"  # the harness asked the job to stop (StopBoard): killed, its files so far sent back
 
 
 class StopBoard:
@@ -80,7 +71,7 @@ class NodeResult:
     `resident` bytes when over its memory limit), the files it wrote in the job's folder, where
     it ran and for how long (the worker's own run, and the whole task)."""
 
-    outcome: WorkerOutcome
+    outcome: Ending  # FINISHED (exited: `returncode`), TIMED_OUT, MEMORY_EXCEEDED, or STOPPED (asked on the StopBoard)
     returncode: int | None
     files: dict[str, bytes]
     node: str
@@ -114,18 +105,18 @@ def run_job(worker: Worker, parcel: Parcel, board=None, key: str = "") -> NodeRe
                                    cwd=Path(layout.relocate(str(worker.cwd))) if worker.cwd else root)
         here.log_path.parent.mkdir(parents=True, exist_ok=True)
         begun = time.perf_counter()
-        outcome, returncode, resident = WorkerOutcome.EXITED, None, 0
+        outcome, returncode, resident = Ending.FINISHED, None, 0
         stop, done = threading.Event(), threading.Event()
         if board is not None:
             threading.Thread(target=_watch, args=(board, key, stop, done), daemon=True).start()
         try:
             returncode = run_here(here, stop)
         except WorkerTimeout:
-            outcome = WorkerOutcome.TIMED_OUT
+            outcome = Ending.TIMED_OUT
         except WorkerMemoryExceeded as exc:
-            outcome, resident = WorkerOutcome.MEMORY_EXCEEDED, exc.resident
+            outcome, resident = Ending.MEMORY_EXCEEDED, exc.resident
         except WorkerCancelled:
-            outcome = WorkerOutcome.STOPPED
+            outcome = Ending.STOPPED  # asked to stop (StopBoard): killed, its files so far sent back
         finally:
             done.set()
         worker_seconds = time.perf_counter() - begun

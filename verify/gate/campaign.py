@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-from verify.gate.verdict import Unfinished
+from verify.vocabulary import Ending
 from verify.lowering.heap import freeze_long_lived_heap
 
 _log = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
     check is never green (PassVerdict.not_finished)."""
     from verify.gate import passes as gp
     from verify.gate import run
-    from verify.gate.workers import Ending, gate_in_workers
+    from verify.gate.workers import gate_in_workers
     from verify.jobs.launcher import stop_signal
 
     if jobs:
@@ -118,12 +118,12 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
             v = run.make_verdict(result.job.cls, result.job.ref)
             v.stage, v.how = result.job.stage, result.job.how or ""
         if result.ending is Ending.NOT_STARTED:
-            v.not_finished(Unfinished.NOT_STARTED,
+            v.not_finished(result.ending,
                            "not started: the --max-seconds budget was spent before its check started")
         else:
             signum = stop_signal()
             by = signal.Signals(signum).name if signum is not None else "a stop"
-            v.not_finished(Unfinished.STOPPED, f"not run: stopped by {by} before its check finished")
+            v.not_finished(result.ending, f"not run: stopped by {by} before its check finished")
         verdicts.append(v)
     return verdicts
 

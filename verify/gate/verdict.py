@@ -16,27 +16,19 @@ JSON and the JUnit properties, so a reader sees what each "sound" rests on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from verify.gate.evidence import structural_key
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Ending, Feature
 
 DEFAULT_MIN_EVIDENCE = 5
 
 
-class Unfinished(str, Enum):
-    """Why a pass's check did not finish. An incomplete check is never green: the pass is then an
-    `error` (PassVerdict.not_finished), whatever the evidence gathered before, because the graphs
-    it would still have lowered are exactly the ones that could have shown it unsound."""
-
-    STOPPED = "stopped"  # SIGINT/SIGTERM before its check (or one of its stage searches) finished
-    NOT_STARTED = "not-started"  # the --max-seconds budget was spent before its check started
-    CUT_SHORT = "cut-short"  # one of its stage searches ended without a result (worker crash or timeout)
-
-    def __str__(self) -> str:
-        return self.value
+# The old name of why a check did not finish (verify.vocabulary.Ending: STOPPED, NOT_STARTED,
+# CUT_SHORT), kept only while verify/gate/run.py (open in another change, issue 45) imports it
+# from here: not a second name to use; remove it once run.py imports Ending from verify.vocabulary.
+Unfinished = Ending
 
 
 @dataclass
@@ -215,7 +207,10 @@ class PassVerdict:
     waived: dict[Feature, str] = field(default_factory=dict)
     modes: dict = field(default_factory=dict)  # per feature: the search's own record (diverged, detail)
     seconds: float = 0.0
-    unfinished: Unfinished | None = None  # set when its check did not finish (then `error`)
+    # set when its check did not finish (STOPPED, NOT_STARTED, CUT_SHORT; then `error`): an incomplete
+    # check is never green, whatever the evidence gathered before, because the graphs it would
+    # still have lowered are exactly the ones that could have shown it unsound
+    unfinished: Ending | None = None
     drawn: dict[str, int] = field(default_factory=dict)  # graphs of each DrawKind it was checked on (graphs.drawn_counts)
 
     @property
@@ -229,7 +224,7 @@ class PassVerdict:
         (each search notes it in its `modes` record)?"""
         return bool(self.modes) and all(m.get("note") for m in self.modes.values())
 
-    def not_finished(self, why: Unfinished, reason: str) -> None:
+    def not_finished(self, why: Ending, reason: str) -> None:
         """Its check did not finish (`why`, told in `reason`): `error`, so that neither CI nor
         `--record-gated` takes an interrupted or budget-cut check for a proof. The evidence so far
         stays (the table, JSON and JUnit properties show it); a failing verdict found before
@@ -329,7 +324,7 @@ class PassVerdict:
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
                    seconds=data["seconds"], drawn=dict(data.get("drawn", {})),
-                   unfinished=Unfinished(data["unfinished"]) if data.get("unfinished") else None)
+                   unfinished=Ending(data["unfinished"]) if data.get("unfinished") else None)
 
 
 def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:

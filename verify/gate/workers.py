@@ -32,17 +32,17 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
-from verify.gate.verdict import PassVerdict, Unfinished
+from verify.gate.verdict import PassVerdict
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
-from verify.jobs.pool import NotStarted, run_in_pool
+from verify.jobs.pool import run_in_pool
 from fastpass.annotations import ProofStatus
+from verify.vocabulary import Ending
 
 if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
     from verify.gate.run import RegistryRunner, StagePlan, StageResult
@@ -92,16 +92,10 @@ class StageJob:
     refs: tuple[tuple[str, str], ...]  # (qualname, module:Class) of each pass in plan.passes
 
 
-class Ending(str, Enum):
-    FINISHED = "finished"  # a verdict (the worker's, or `error` for a crash or timeout)
-    NOT_STARTED = "not-started"  # the run's deadline had passed before its turn
-    STOPPED = "stopped"  # the run was stopped (SIGINT/SIGTERM) before it finished
-
-
 @dataclass
 class PassRun:
     job: PassJob
-    ending: Ending
+    ending: Ending  # FINISHED, STOPPED or NOT_STARTED
     # set when FINISHED; when STOPPED, the verdict so far its worker had written (None if none)
     verdict: PassVerdict | None = None
     wall_seconds: float = 0.0  # the worker's, start-up included (the verdict's `seconds`: its search)
@@ -110,7 +104,7 @@ class PassRun:
 @dataclass
 class StageRun:
     job: StageJob
-    ending: Ending
+    ending: Ending  # FINISHED, STOPPED or NOT_STARTED
     # set when FINISHED (a crash or timeout: its error entry and the evidence it had written) or
     # STOPPED (the evidence the worker had written by then)
     result: StageResult | None = None
@@ -145,7 +139,7 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
                 found = _run_one(job, settings, base, pass_timeout, log_level)
         except RunStopped:
             if isinstance(job, StageJob):
-                return StageRun(job, Ending.STOPPED, _partial_result(job, base, Unfinished.STOPPED),
+                return StageRun(job, Ending.STOPPED, _partial_result(job, base, Ending.STOPPED),
                                 time.perf_counter() - start)
             return PassRun(job, Ending.STOPPED, _partial_verdict(base), time.perf_counter() - start)
         return kind(job, Ending.FINISHED, found, time.perf_counter() - start)
@@ -157,9 +151,7 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
 
     runs = run_in_pool([functools.partial(one, index, job) for index, job in enumerate(jobs)], parallel,
                        deadline=deadline, on_finished=finished_one, name="gate-worker")
-    return [run if not isinstance(run, NotStarted) else
-            (StageRun if isinstance(job, StageJob) else PassRun)(
-                job, Ending.STOPPED if run is NotStarted.STOPPED else Ending.NOT_STARTED)
+    return [run if not isinstance(run, Ending) else (StageRun if isinstance(job, StageJob) else PassRun)(job, run)
             for job, run in zip(jobs, runs)]
 
 
@@ -189,15 +181,14 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
                                stage_timeout=stage_timeout, deadline=deadline)
         finished = [r.ending is Ending.FINISHED for r in runs]
         results = [r.result if r.result is not None else
-                   StageResult(r.job.plan.stage, {}, Unfinished.STOPPED if r.ending is Ending.STOPPED
-                               else Unfinished.NOT_STARTED)
+                   StageResult(r.job.plan.stage, {}, r.ending)
                    for r in runs if isinstance(r, StageRun)]
         direct = {}
         for (qn, _cls), r in zip(items, runs[len(plans):]):
             if r.ending is Ending.FINISHED:
                 direct[qn] = r.verdict
             elif r.verdict is not None:  # stopped after some examples: its evidence so far, unfinished
-                r.verdict.unfinished = Unfinished.STOPPED
+                r.verdict.unfinished = Ending.STOPPED
                 direct[qn] = r.verdict
         return results, direct
 
@@ -307,14 +298,14 @@ def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: flo
             launched = _Launched(None, f"<worker-crash: exit 0>: unreadable result {base.name}.result.json: "
                                        f"{type(exc).__name__}: {exc}", launched.seconds)
     kind = "worker-timeout" if launched.timed_out else "worker-crash"
-    partial = _partial_result(job, base, Unfinished.CUT_SHORT)
+    partial = _partial_result(job, base, Ending.CUT_SHORT)
     searched = sum(1 for key in partial.verdicts if not key.startswith("<"))
     kept = (f"the evidence it had written for {searched} of its {len(plan.passes)} pass(es) is kept"
             if searched else f"it gave no evidence for its {len(plan.passes)} pass(es)")
     error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", ProofStatus.ERROR,
                         f"{launched.failure[:400]}; the search of stage {plan.stage} did not finish: {kept}",
                         "batch", plan.stage, seconds=launched.seconds)
-    return StageResult(plan.stage, {**partial.verdicts, f"<{kind}:{plan.stage}>": error}, Unfinished.CUT_SHORT)
+    return StageResult(plan.stage, {**partial.verdicts, f"<{kind}:{plan.stage}>": error}, Ending.CUT_SHORT)
 
 
 def _stage_verdicts(document: dict) -> dict[str, PassVerdict]:
@@ -322,7 +313,7 @@ def _stage_verdicts(document: dict) -> dict[str, PassVerdict]:
     return {key: PassVerdict.from_json(v) for key, v in document["verdicts"].items()}
 
 
-def _partial_result(job: StageJob, base: Path, why: Unfinished) -> StageResult:
+def _partial_result(job: StageJob, base: Path, why: Ending) -> StageResult:
     """What a stage worker that did not finish had written so far (`<job>.partial.json`, after
     every graph it counted), as an unfinished result; no verdicts if it wrote none (it was
     stopped before its first graph) or the file cannot be read."""

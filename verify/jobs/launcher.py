@@ -44,9 +44,10 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Callable, Iterator, Protocol
+
+from verify.vocabulary import Ending
 
 log = logging.getLogger(__name__)
 
@@ -268,9 +269,9 @@ def _run(argv: list[str], *, log_path: Path, env: dict[str, str] | None, timeout
                 _live.discard(proc)
     if _stop_signal is not None:
         raise RunStopped(f"stopped by {signal.Signals(_stop_signal).name}")
-    if ended is _Ended.CANCELLED:
+    if ended is Ending.STOPPED:
         raise WorkerCancelled()
-    if ended is _Ended.TIMED_OUT:
+    if ended is Ending.TIMED_OUT:
         raise WorkerTimeout(timeout)
     if isinstance(ended, WorkerMemoryExceeded):
         with open(log_path, "a") as log_file:  # the log is where a reader looks for why it ended
@@ -279,25 +280,20 @@ def _run(argv: list[str], *, log_path: Path, env: dict[str, str] | None, timeout
     return proc.returncode
 
 
-class _Ended(Enum):
-    EXITED = "exited"
-    TIMED_OUT = "timed out"
-    CANCELLED = "cancelled"
-
-
 def _wait_without_reaping(pid: int, timeout: float | None, cancel: threading.Event | None,
-                          memory_limit: int | None) -> _Ended | WorkerMemoryExceeded:
-    """How the wait ended; the worker is left a zombie for the caller (its group still alive
+                          memory_limit: int | None) -> Ending | WorkerMemoryExceeded:
+    """How the wait ended (FINISHED: the worker exited; STOPPED: `cancel` was set; TIMED_OUT; or
+    the memory limit passed, as the error to raise); the worker is left a zombie for the caller (its group still alive
     when the limit was exceeded: the caller kills it)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     next_memory_check = time.monotonic()
     pause = 0.005
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
         if cancel is not None and cancel.is_set():
-            return _Ended.CANCELLED
+            return Ending.STOPPED
         now = time.monotonic()
         if deadline is not None and now >= deadline:
-            return _Ended.TIMED_OUT
+            return Ending.TIMED_OUT
         if memory_limit is not None and now >= next_memory_check:
             next_memory_check = now + _MEMORY_POLL_SECONDS
             resident = group_resident_bytes(pid)
@@ -305,7 +301,7 @@ def _wait_without_reaping(pid: int, timeout: float | None, cancel: threading.Eve
                 return WorkerMemoryExceeded(memory_limit, resident)
         time.sleep(pause)
         pause = min(pause * 2, 0.1)
-    return _Ended.EXITED
+    return Ending.FINISHED
 
 
 def group_resident_bytes(group: int) -> int:

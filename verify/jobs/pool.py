@@ -9,7 +9,8 @@ deadline does to work not yet begun. Here it is decided once:
   tasks start in the order given, at most `width` at once, and the results come back in that
   order whatever the width (a table or a JSON never depends on -j);
 - a task not started when the run is stopped (verify.jobs.launcher.stop_signal: SIGINT/SIGTERM)
-  or when `deadline` has passed is not started: its place holds `NotStarted`, saying which;
+  or when `deadline` has passed is not started: its place holds an `Ending` saying which
+  (STOPPED or NOT_STARTED: verify.vocabulary's, the one the gate's checks end with too);
 - `on_finished(index, result)` is called as each task finishes, one call at a time (a journal,
   a progress line: no lock of their own needed);
 - a task (or its `on_finished`) that raises stops the pool from starting others; those running
@@ -25,24 +26,17 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from enum import Enum
 from typing import Callable, Sequence, TypeVar
 
 from verify.jobs.launcher import stop_signal
+from verify.vocabulary import Ending
 
 T = TypeVar("T")
 
 
-class NotStarted(str, Enum):
-    """Why a task of the pool never started."""
-
-    STOPPED = "stopped"  # the run was stopped before its turn
-    PAST_DEADLINE = "past deadline"  # the run's deadline had passed when its turn came
-
-
 def run_in_pool(tasks: Sequence[Callable[[], T]], width: int, *, deadline: float | None = None,
                 on_finished: Callable[[int, T], None] | None = None,
-                name: str = "job") -> list[T | NotStarted]:
+                name: str = "job") -> list[T | Ending]:
     """Run `tasks` (see the module's docstring); `deadline` is a time.monotonic() value."""
     results: list = [None] * len(tasks)  # each place set before the pool returns (or it raises)
     finished = threading.Lock()
@@ -52,10 +46,10 @@ def run_in_pool(tasks: Sequence[Callable[[], T]], width: int, *, deadline: float
         if raised:
             return
         if stop_signal() is not None:
-            results[index] = NotStarted.STOPPED
+            results[index] = Ending.STOPPED
             return
         if deadline is not None and time.monotonic() > deadline:
-            results[index] = NotStarted.PAST_DEADLINE
+            results[index] = Ending.NOT_STARTED
             return
         try:
             result = results[index] = tasks[index]()
