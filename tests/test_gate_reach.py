@@ -211,6 +211,18 @@ def test_graphs_chained_draws_the_chain_it_is_asked_for(hops, kind):
     assert sum(kinds) >= len(kinds) * 2 // 3, kinds  # a cold op that cannot take the value breaks a few
 
 
+def holds_chain(graph: str, first: str, then: str) -> bool:
+    """Does the described graph (`GraphSpec.describe`) hold first -> cold -> then? (What the
+    shrinker ends in within its 10 s depends on the machine's load: tanh(x0) -> abs -> cos on
+    idle cores, a node or two more on busy ones.)"""
+    import re
+
+    nodes = {value: (op, args.split(", ")) for value, op, args in re.findall(r"(v\d+) = (\w+)\(([^)]*)\)", graph)}
+    return any(op == then and any(nodes.get(mid, ("", []))[0] not in ("", first, then)
+                                  and any(nodes.get(a, ("",))[0] == first for a in nodes[mid][1]) for mid in args)
+               for op, args in nodes.values())
+
+
 def test_a_rewrite_two_producers_after_a_targeted_node_is_found(tmp_path, monkeypatch):
     """TwoHopPass rewrites a cos fed by a cold node fed by a tanh: found with CI's defaults and
     shrunk to tanh -> cold -> cos. Without the chain kinds the suspect is drawn fed by, feeding
@@ -219,7 +231,7 @@ def test_a_rewrite_two_producers_after_a_targeted_node_is_found(tmp_path, monkey
     v = gate_ci(cls, "TwoHopPass", tmp_path / "aimed")
     assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
     graph = v.modes["copy"]["graph"]
-    assert "tanh(x0)" in graph and "cos(v1)" in graph and len(graph.splitlines()) == 6, graph
+    assert holds_chain(graph, "tanh", "cos") and len(graph.splitlines()) <= 8, graph
 
     monkeypatch.setattr(gg, "AIMED", gg.AIMED - CHAINS)
     v = gate_ci(cls, "TwoHopPass", tmp_path / "blind")

@@ -476,7 +476,7 @@ def _downstream(aim: Aim, max_ops: int, ops: list[str] | None) -> tuple[object, 
     no chain at all (0 of 60 with seed 0); an integer inside a graph's draw is mutated too."""
     from hypothesis import strategies as st
 
-    from generators.random import Link, graphs_chained, graphs_linked
+    from generators.random import Link, graphs_chained, graphs_linked, spread
 
     hit, suspects = list(aim.hit), aim.suspect_ops
     cold = [op for op in aim.miss if op not in suspects]
@@ -497,7 +497,11 @@ def _downstream(aim: Aim, max_ops: int, ops: list[str] | None) -> tuple[object, 
     # the group weighs what the neighbour alone did (2), one more with chains: the other relations
     # keep most of their share
     weight = 2 + any(hops > 1 for hops in table)
-    return st.tuples(st.sampled_from(table), st.sampled_from(sorted(aim.routes))).flatmap(at), weight
+    # the suspect by `spread`, not sampled_from: Hypothesis draws a list's first entries far more
+    # often, and a suspect late in the (sorted) list was drawn a few times in a short search, or
+    # never; the distance stays weighted by `table` (the neighbour first)
+    names = sorted(aim.routes)
+    return st.tuples(st.sampled_from(table), spread(len(names)).map(names.__getitem__)).flatmap(at), weight
 
 
 def _behind_cold(core: list[str], cold: list[str], min_ops: int, max_ops: int, max_extra: int):
