@@ -13,16 +13,19 @@ Public surface::
     route_share(routes, shard, shards)  # the routes one shard of a campaign aims at
     models(min_ops, max_ops, ops, max_inputs)   # Hypothesis strategy -> (module, inputs)
     ops_in_vocabulary()             # {op name: (expected aten ops, ...)}
+    FLOAT_ONLY                      # the op names drawn on float targets only (quarantined from quantized ones)
     check_buildable(spec, ...)      # export/quantize/lower, raising GeneratorBug
     GeneratorBug
 """
 
 from ._check import check_buildable
+from ._ops import FLOAT_ONLY
 from ._spec import GraphSpec, OpRecord
 from ._strategy import (GeneratorBug, Link, graphs, graphs_chained, graphs_linked, graphs_toward, interpret,
                         models, one_of_weighed, ops_in_vocabulary, route_share, spread)
 
 __all__ = [
+    "FLOAT_ONLY",
     "GeneratorBug",
     "GraphSpec",
     "Link",

@@ -190,7 +190,7 @@ def _chain_kinds(spec, tag: list[str]) -> set[DrawKind]:
 @functools.lru_cache(maxsize=1024)
 def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[str, ...] | None,
             declared: frozenset[str] = frozenset()) -> Aim:
-    from generators.random import _ops
+    from generators.random import FLOAT_ONLY
     from generators.random.properties import typed_presenting
 
     hit, miss = vocabulary_split(targeted, universe)
@@ -198,7 +198,7 @@ def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[
     declared_routes = suspect_routes(targeted, declared, miss)
     # a float stage draws the whole vocabulary with its FLOAT_ONLY ops (run.stage_ops); --ops
     # draws only the ops it names
-    float_stage = universe is not None and _ops.FLOAT_ONLY <= set(universe)
+    float_stage = universe is not None and FLOAT_ONLY <= set(universe)
     typed = {name: tuple(typed_presenting([name], float_stage)) for name in sorted(set(suspects) - targeted)}
     typed = {name: ops for name, ops in typed.items() if ops and name in routes}
     unrouted = tuple(sorted(set(suspects) - targeted - set(routes)))
