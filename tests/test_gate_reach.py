@@ -34,7 +34,8 @@ from verify.gate import run
 from verify.gate.evidence import structural_key
 from verify.gate.graphs import Aim, DrawKind
 from verify.gate.verdict import Evidence
-from verify.report.verdict import Feature, GateVerdict
+from fastpass.annotations import ProofStatus
+from verify.vocabulary import Feature
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/reach_passes.py"
@@ -123,7 +124,7 @@ def test_the_gate_counts_distinct_graphs_as_evidence(tmp_path, monkeypatch):
     mode, evidence = v.to_json()["modes"]["copy"], v.to_json()["evidence"]["copy"]
     assert (mode["examples"], mode["distinct"]) == (3, 2), mode
     assert (evidence["examples"], evidence["distinct"], evidence["examples_with_action"]) == (3, 2, 2), evidence
-    assert v.verdict is GateVerdict.UNEXERCISED, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNEXERCISED, (v.verdict, v.reason)
     assert "copy: 2 of 3 examples (2 distinct graphs) copied nodes" in v.reason
     from verify.report.gate import table
 
@@ -143,7 +144,7 @@ def test_an_op_named_through_an_alias_or_getattr_is_aimed_at(tmp_path, monkeypat
     cls = toy(name)
     assert op in gp.ops_named_by(cls)
     v = gate_ci(cls, name, tmp_path / "aimed")
-    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNSOUND_COPY, (v.verdict, v.reason)
     assert v.modes["copy"]["examples"] <= CI_EXAMPLES and v.reproducers
     assert f"{vocab}(v0)" in v.modes["copy"]["graph"] and len(v.modes["copy"]["graph"].splitlines()) <= 6
 
@@ -151,7 +152,7 @@ def test_an_op_named_through_an_alias_or_getattr_is_aimed_at(tmp_path, monkeypat
     try:
         assert op not in gp.ops_named_by(cls)
         v = gate_ci(cls, name, tmp_path / "blind")
-        assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+        assert v.verdict is not ProofStatus.UNSOUND_COPY, v.modes["copy"]
         assert v.modes["copy"]["examples"] == CI_EXAMPLES
     finally:
         gp.ops_named_by.cache_clear()
@@ -229,13 +230,13 @@ def test_a_rewrite_two_producers_after_a_targeted_node_is_found(tmp_path, monkey
     and beside a tanh, never two producers after it: the default search calls the pass sound."""
     cls = toy("TwoHopPass")
     v = gate_ci(cls, "TwoHopPass", tmp_path / "aimed")
-    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNSOUND_COPY, (v.verdict, v.reason)
     graph = v.modes["copy"]["graph"]
     assert holds_chain(graph, "tanh", "cos") and len(graph.splitlines()) <= 8, graph
 
     monkeypatch.setattr(gg, "AIMED", gg.AIMED - CHAINS)
     v = gate_ci(cls, "TwoHopPass", tmp_path / "blind")
-    assert v.verdict is not GateVerdict.UNSOUND_COPY, v.modes["copy"]
+    assert v.verdict is not ProofStatus.UNSOUND_COPY, v.modes["copy"]
     assert not any(v.modes["copy"]["drawn"][kind.value] for kind in CHAINS), v.modes["copy"]["drawn"]
 
 
@@ -269,7 +270,7 @@ def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypat
     cls = toy(name)
     v = gate_ci(cls, name, tmp_path / "aimed")
     copy = v.modes["copy"]
-    assert v.verdict is GateVerdict.UNSOUND_COPY, (v.verdict, v.reason)
+    assert v.verdict is ProofStatus.UNSOUND_COPY, (v.verdict, v.reason)
     assert copy["examples"] <= CI_EXAMPLES and v.reproducers
     cells = copy["coverage"][suspect]
     if name == "RankConditionedPass":
@@ -282,7 +283,7 @@ def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypat
     try:
         v = gate_ci(cls, name, tmp_path / "blind")
         copy = v.modes["copy"]
-        assert v.verdict is not GateVerdict.UNSOUND_COPY, copy
+        assert v.verdict is not ProofStatus.UNSOUND_COPY, copy
         assert copy["examples"] == CI_EXAMPLES
         if name == "DtypeConditionedPass":
             assert copy["not_presented"][suspect] == ["int8", "int16", "int32", "bool"], copy["not_presented"]

@@ -31,6 +31,7 @@ from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from fastpass.annotations import ProofStatus
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
@@ -38,8 +39,8 @@ from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, cove
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
 from verify.report.trust import authorize
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, Unfinished, merge_stages
-from verify.report.verdict import Feature, GateVerdict, Verdict
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
+from verify.vocabulary import Ending, Feature, Verdict
 
 
 class CounterexampleFound(Exception):
@@ -117,13 +118,13 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 # reproducers
 
 
-def write_reproducer(out: Path, v: PassVerdict, verdict: GateVerdict, mode: str, spec, outcome: check.Outcome,
+def write_reproducer(out: Path, v: PassVerdict, verdict: ProofStatus, mode: str, spec, outcome: check.Outcome,
                      how: str, stage: str, exclude: list[str] | None = None, per_stage: bool = False) -> Path:
     """Save the graph as a runnable reproducer (verify.report.reproducer's format): the pass and
     its annotation, the feature under test, the stage, how the pass ran, and for a registry run
     the passes fastpass was not on for. `per_stage`: the stage is part of the file name (a
     registry run's stages search at once, each may find the same pass unsound)."""
-    verdict = GateVerdict(verdict).value
+    verdict = ProofStatus(verdict).value
     path = out / "reproducers" / (f"{v.name}-{verdict}-{stage}.py" if per_stage else f"{v.name}-{verdict}.py")
     manifest = Manifest(Producer.GATE, stage, check.MODE_FEATURES[mode], outcome.where,
                         f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
@@ -194,12 +195,12 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     v.stage = stage
     ann = lookup(cls)
     if not (ann.skip_sound or ann.copy_sound):
-        v.verdict, v.reason = GateVerdict.ERROR, "the pass has no skip- or copy-sound annotation (nothing to check)"
+        v.verdict, v.reason = ProofStatus.ERROR, "the pass has no skip- or copy-sound annotation (nothing to check)"
         return v
     try:
         v.how = how or how_to_run(cls, stage)
     except Exception as exc:  # noqa: BLE001
-        v.verdict, v.reason = GateVerdict.ERROR, f"cannot decide how to run it: {exc}"
+        v.verdict, v.reason = ProofStatus.ERROR, f"cannot decide how to run it: {exc}"
         return v
     unsound = []
     ops = stage_ops(stage, ops)
@@ -249,14 +250,14 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             spec, outcome = hypothesis_search(f"gate:{v.qualname}:{mode}:{stage}:{v.how}", strategy, body,
                                               examples, out, seed, shrink_seconds, on_example=on_example)
         except Exception as exc:  # noqa: BLE001
-            v.verdict, v.reason = GateVerdict.ERROR, f"search failed: {type(exc).__name__}: {exc}"[:500]
+            v.verdict, v.reason = ProofStatus.ERROR, f"search failed: {type(exc).__name__}: {exc}"[:500]
             v.seconds = time.perf_counter() - start
             return v
         v.examples += counts["examples"]
         v.modes[mode] = dict(counts, distinct=evidence.distinct, diverged=spec is not None,  # distinct: evidence.py
                              not_presented=aim.not_presented())  # never counted as covered
         if spec is not None:
-            verdict = GateVerdict.unsound(feature)
+            verdict = ProofStatus.unsound(feature)
             path = write_reproducer(out, v, verdict, mode, spec, outcome, v.how, stage)
             v.reproducers[verdict.value] = str(path)
             v.modes[mode].update(detail=outcome.detail, where=outcome.where, graph=spec.describe())
@@ -270,7 +271,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
                              for verdict, o in unsound)
     elif v.every_example_vacuous:
         first = next((m["vacuous_reason"] for m in v.modes.values() if m.get("vacuous_reason")), "")
-        v.verdict, v.reason = GateVerdict.ERROR, f"no example could be run: every example was vacuous ({first})"
+        v.verdict, v.reason = ProofStatus.ERROR, f"no example could be run: every example was vacuous ({first})"
     else:
         judge(v, cls, min_evidence)
     v.seconds = time.perf_counter() - start
@@ -350,7 +351,7 @@ class StageResult:
 
     stage: str
     verdicts: dict[str, PassVerdict]
-    unfinished: Unfinished | None = None
+    unfinished: Ending | None = None
 
 
 # (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
@@ -480,7 +481,7 @@ class _Registry:
                 _log(f"gate: the search of stage {stage}{label} failed ({type(exc).__name__}: {first}); "
                      f"its evidence so far is kept, the stage's search stops")
                 self.verdicts[f"<search-error:{stage}{label}>"] = PassVerdict(
-                    "<search-error>", "search error", "-", GateVerdict.ERROR,
+                    "<search-error>", "search error", "-", ProofStatus.ERROR,
                     f"the graph search failed after {done} graph(s): {type(exc).__name__}: {first}", "batch", stage)
                 break
             done += counter["n"]
@@ -490,10 +491,10 @@ class _Registry:
             if not culprits:
                 _log(f"gate: divergence at {outcome.where}, not an annotated pass under test; "
                      f"reproducer kept, search stops for stage {stage}")
-                v = PassVerdict("<unattributed>", "unattributed", "-", GateVerdict.ERROR,
+                v = PassVerdict("<unattributed>", "unattributed", "-", ProofStatus.ERROR,
                                 f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
-                v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(
-                    self.out, v, GateVerdict.ERROR, "both", spec, outcome, "pipeline", stage, per_stage=True))
+                v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(
+                    self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, per_stage=True))
                 self.verdicts[f"<unattributed:{stage}>"] = v
                 active.clear()
                 break
@@ -754,7 +755,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
     base = {qn: make_verdict(cls) for qn, cls in untried}
     if direct_examples <= 0:
         for qn, _cls in untried:
-            base[qn].verdict = GateVerdict.UNTESTED
+            base[qn].verdict = ProofStatus.UNTESTED
             base[qn].reason = f"not invoked by the {pipelines} pipelines (direct runs disabled)"
         untried = []
 
@@ -763,11 +764,11 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         results = []
         for plan in plans:
             if _stopped():
-                results.append(StageResult(plan.stage, {}, Unfinished.STOPPED))
+                results.append(StageResult(plan.stage, {}, Ending.STOPPED))
                 continue
             verdicts = search_stage(plan, {qn: classes[qn] for qn in plan.passes}, out, max_ops, shrink_seconds,
                                     ops, min_evidence)
-            results.append(StageResult(plan.stage, verdicts, Unfinished.STOPPED if _stopped() else None))
+            results.append(StageResult(plan.stage, verdicts, Ending.STOPPED if _stopped() else None))
         done: dict[str, PassVerdict] = {}
         for qn, cls in items:
             if _stopped() or (deadline is not None and time.monotonic() > deadline):
@@ -775,7 +776,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
             v = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
                           shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
             if _stopped():  # cut short by the stop: its evidence so far, not finished
-                v.unfinished = Unfinished.STOPPED
+                v.unfinished = Ending.STOPPED
             done[qn] = v
         return results, done
 
@@ -804,11 +805,11 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                 verdicts[qn], why = v, v.unfinished
             v.not_finished(why, _unfinished_reason(why, f"its direct run (not invoked by the {pipelines} pipelines)"))
             continue
-        if v.verdict is GateVerdict.ERROR and v.every_example_vacuous:
-            v.verdict = GateVerdict.UNTESTED
+        if v.verdict is ProofStatus.ERROR and v.every_example_vacuous:
+            v.verdict = ProofStatus.UNTESTED
             v.reason = (f"not invoked by the {pipelines} pipelines, and it cannot run standalone on "
                         f"{direct_stage} graphs: {_first_vacuous_reason(v)}")
-        elif v.verdict is GateVerdict.UNEXERCISED:
+        elif v.verdict is ProofStatus.UNEXERCISED:
             v.reason = f"not invoked by the {pipelines} pipelines; run directly: {v.reason}"
         verdicts[qn] = v
     if ANNOTATION_STAGE in stages:
@@ -850,8 +851,8 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
         v.stage = ANNOTATION_LABEL  # its reproducer names the stage whose quantizer ran (ANNOTATION_STAGE)
         verdicts[qn] = merge_stages([verdicts[qn], v])  # a finished check (an unfinished one fails: skipped)
         if _stopped():
-            verdicts[qn].not_finished(Unfinished.STOPPED,
-                                      _unfinished_reason(Unfinished.STOPPED, "its check in the quantizer's pipeline"))
+            verdicts[qn].not_finished(Ending.STOPPED,
+                                      _unfinished_reason(Ending.STOPPED, "its check in the quantizer's pipeline"))
 
 
 def judge(v: PassVerdict, cls: type | None, min_evidence: int) -> None:
@@ -865,22 +866,22 @@ def judge(v: PassVerdict, cls: type | None, min_evidence: int) -> None:
     v.judge(min_evidence, never_retraces=gp.never_retraces(cls), unreachable=UNREACHABLE.get(cls.__name__))
 
 
-def _missing() -> Unfinished:
+def _missing() -> Ending:
     """Why a check gave no result at all: the run was stopped, or else the deadline came first."""
-    return Unfinished.STOPPED if _stopped() else Unfinished.NOT_STARTED
+    return Ending.STOPPED if _stopped() else Ending.NOT_STARTED
 
 
-def _unfinished_reason(why: Unfinished, what: str) -> str:
+def _unfinished_reason(why: Ending, what: str) -> str:
     """The reason of a pass whose check did not finish (`what`: which part of it)."""
     from verify.jobs.launcher import stop_signal
 
-    if why is Unfinished.STOPPED:
+    if why is Ending.STOPPED:
         import signal
 
         signum = stop_signal()
         by = signal.Signals(signum).name if signum is not None else "a stop"
         return f"not run: stopped by {by} before {what} finished (evidence so far kept)"
-    if why is Unfinished.NOT_STARTED:
+    if why is Ending.NOT_STARTED:
         return f"not started: the --max-seconds budget was spent before {what} started"
     return f"not finished: {what} ended without a result (worker crash or timeout: see the stage's error entry)"
 
@@ -900,7 +901,7 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         o = check.pipeline_example(spec, cls, feature.value, stage, keep=keep)
         v.modes[feature.value] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
         if o.diverged and o.culprit == cls.__name__:
-            verdict = GateVerdict.unsound(feature)
+            verdict = ProofStatus.unsound(feature)
             v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, feature.value, spec, o,
                                                                 "pipeline", stage, exclude, per_stage=True))
             found.append((verdict, o))
@@ -908,10 +909,10 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         v.verdict = found[0][0]
         v.reason = "; ".join(f"{verdict.value} at {o.where}: {o.detail.splitlines()[0]}" for verdict, o in found)
     else:
-        v.verdict = GateVerdict.ERROR
+        v.verdict = ProofStatus.ERROR
         v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
                     f"(skip+copy): {outcome.detail.splitlines()[0]}")
-        v.reproducers[GateVerdict.ERROR.value] = str(write_reproducer(out, v, GateVerdict.ERROR, "both", spec,
+        v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(out, v, ProofStatus.ERROR, "both", spec,
                                                                       outcome, "pipeline", stage, exclude,
                                                                       per_stage=True))
     _log(f"gate: {v.name}: {v.verdict.value}; graph of {len(spec)} op(s); {v.reason[:200]}")

@@ -25,12 +25,6 @@ from verify.vocabulary import Ending, Feature
 DEFAULT_MIN_EVIDENCE = 5
 
 
-# The old name of why a check did not finish (verify.vocabulary.Ending: STOPPED, NOT_STARTED,
-# CUT_SHORT), kept only while verify/gate/run.py (open in another change, issue 45) imports it
-# from here: not a second name to use; remove it once run.py imports Ending from verify.vocabulary.
-Unfinished = Ending
-
-
 @dataclass
 class Evidence:
     """What fastpass did in one pass with one feature on, summed over a gate run's examples.

@@ -1,18 +1,10 @@
 """How a verdict reads in a report: `relied_on_summary`, the count by proof status of the
 annotations a fastpass lowering relied on. The vocabulary itself (`Verdict`, `NullOutcome`,
 `Feature`, `AnnotationFit`) lives below compare/ and report/, in verify/vocabulary.py; an
-annotated pass's standing is `fastpass.annotations.ProofStatus`."""
+annotated pass's standing is `fastpass.annotations.ProofStatus`. It imports nothing of fastpass:
+the pytest plugin reads it, and the plugin keeps fastpass unimported unless asked."""
 
 from __future__ import annotations
-
-from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature, Verdict  # noqa: F401 - see below
-
-# The old homes of the vocabulary, kept only while verify/gate/run.py and tests/test_gate_reach.py
-# (open in another change, issue 45) still import them from here: not second names to use; remove
-# these once they import Feature and Verdict from verify.vocabulary and ProofStatus from
-# fastpass.annotations.
-GateVerdict = ProofStatus
 
 
 def relied_on_summary(relied_on: dict[str, str] | None) -> str:
