@@ -177,12 +177,11 @@ def _replay_file(path: Path) -> None:
     manifest line: no code from it runs, nothing is imported): a file that is none, or another
     producer's, is refused before the lowering stack is imported for the replay."""
     from verify.report.reproducer import Producer
-    from verify.report.trust import read
+    from verify.report.trust import other_producers, read
 
-    saved = read(path)
-    if saved.manifest.producer is not Producer.GATE:
-        raise UsageError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
-                         f"replay it with {saved.command}")
+    refusal = other_producers(read(path), Producer.GATE)
+    if refusal:
+        raise UsageError(refusal)
 
 
 def _at_least(value: float | None, least: int, option: str) -> None:

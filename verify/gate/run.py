@@ -38,7 +38,7 @@ from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, cove
                                form_route, strategy_for)
 from verify.gate.stages import STAGES
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
-from verify.report.trust import authorize
+from verify.report.trust import authorize, other_producers
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
 from verify.vocabulary import Ending, Feature, Verdict
 
@@ -283,9 +283,9 @@ def replay(path: Path, ref: str | None, stage: str | None, trust: bool = False) 
     pass reference or stage. Exit 1 while it still diverges. Like `verify replay`, it runs the
     code the file names (its pass reference) only with `trust` (verify.report.trust.authorize)."""
     saved = load(path)
-    if saved.manifest.producer is not Producer.GATE:
-        raise ValueError(f"{path} is a {saved.manifest.producer} reproducer, not a gate one: "
-                         f"replay it with {saved.command}")
+    refusal = other_producers(saved, Producer.GATE)
+    if refusal:
+        raise ValueError(refusal)
     authorize(saved, trust)
     return replay_saved(saved, ref, stage).exit_status
 

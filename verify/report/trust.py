@@ -127,6 +127,14 @@ def authorize(saved: Reproducer, trust: bool) -> Execution:
     return execution
 
 
+def other_producers(saved: Reproducer, producer: Producer) -> str | None:
+    """Why `saved` is not `producer`'s to replay (it names the command that replays it), or None:
+    the one wording for a producer's replay refusing another's reproducer."""
+    if saved.manifest.producer is producer:
+        return None
+    return f"{saved.path} is a {saved.manifest.producer} reproducer, not a {producer} one: replay it with {saved.command}"
+
+
 def read(path: Path) -> Reproducer:
     """The reproducer at `path`; UsageError (exit 2) if there is none or it is not one."""
     if not path.is_file():
