@@ -29,7 +29,7 @@ from .annotations._proofs import Trust
 from .patching import PatchPoint, Patches
 
 FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
-                             "verifyonce")
+                             "verifyonce", "retrace")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
 
@@ -53,7 +53,7 @@ def patch_table() -> List[PatchPoint]:
     import torch.export.decomp_utils as decomp_utils
     import torch.export.exported_program as exported_program
 
-    from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance, _verifyonce
+    from . import _ciatable, _copy, _fakecache, _lazycode, _passcall, _provenance, _retrace, _verifyonce
 
     return [
         PatchPoint(PassBase, "__call__", ALWAYS, wrap=_passcall.wrap_passbase_call,
@@ -117,6 +117,12 @@ def patch_table() -> List[PatchPoint]:
                    why="the edge verifier re-executes every node in fake mode to check op dtypes, 12 times per "
                        "lowering, 6 of them on a graph state already checked (ResNet8): skip a check that "
                        "already passed on exactly this state (ops, targets, args, vals and their metadata)"),
+        PatchPoint(exported_program, "_decompose_and_get_gm_with_new_signature_constants", ("retrace",),
+                   wrap=_retrace.wrap_decompose,
+                   why="run_decompositions re-traces the whole program through AOTAutograd (half of a fastpass "
+                       "SleepNet U55 lowering); when the program is functional ATen IR and no node's op would "
+                       "be decomposed, write what the trace would write instead (new graph, provenance layers, "
+                       "original_aten, eager_input_vals), around upstream's own unlift, metadata copy and checks"),
     ]
 
 

@@ -72,6 +72,8 @@ class _State:
     cia_walks_rerun: int = 0  # ... whose walk changed the registrations: the stock walk was run
     dtype_checks_run: int = 0  # edge dtype verifier runs (verifyonce)
     dtype_checks_skipped: int = 0  # ... not run: that graph state already passed
+    retraces_run: int = 0  # run_decompositions re-traces run the stock way (retrace)
+    retraces_copied: int = 0  # ... not run: the program came back as the trace would write it
     # Pass invocations currently open (enter_pass without leave_pass): a pass called from inside
     # another one records depth > 0, so its time is not counted twice in time_in_passes_s.
     open_passes: int = 0
@@ -134,6 +136,13 @@ def count_verification(skipped: bool) -> None:
         _S.dtype_checks_run += 1
 
 
+def count_retrace(copied: bool) -> None:
+    if copied:
+        _S.retraces_copied += 1
+    else:
+        _S.retraces_run += 1
+
+
 def count_cia_override(ops: int) -> None:
     _S.cia_ops_overridden += ops
 
@@ -168,6 +177,7 @@ def reset() -> None:
     _S.cia_materialized = _S.cia_materializations_skipped = _S.cia_ops_overridden = 0
     _S.cia_walks_fused = _S.cia_walks_rerun = 0
     _S.dtype_checks_run = _S.dtype_checks_skipped = 0
+    _S.retraces_run = _S.retraces_copied = 0
     _S.fake_hits_base = _S.fake_misses_base = None
     if active:
         start_fake_window()
@@ -204,6 +214,8 @@ def snapshot() -> Dict[str, Any]:
         # the edge dialect's dtype verifier (verifyonce)
         "dtype_checks_run": _S.dtype_checks_run,
         "dtype_checks_skipped": _S.dtype_checks_skipped,
+        "retraces_run": _S.retraces_run,
+        "retraces_copied": _S.retraces_copied,
         "time_in_passes_s": sum(r.time_s for r in recs if r.depth == 0),
         # Each annotation fastpass skipped or copied by, with its ledger status: what the lowering
         # rested on (under the default trust every one is "sound").

@@ -181,8 +181,8 @@ __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "aft
            "change_target", "change_top_level_constant", "ciatable_unchanged_by_count",
            "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
-           "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "stale_val", "torch",
-           "verifyonce_key_without_kwargs"]
+           "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "retrace_ignores_the_table",
+           "retrace_keeps_names", "retrace_writes_preserved_cia_ops", "stale_val", "torch", "verifyonce_key_without_kwargs"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -244,9 +244,51 @@ def verifyonce_key_without_kwargs():
     return _replaced(_verifyonce, "_arg_key", arg_key)
 
 
+def retrace_ignores_the_table():
+    """retrace: "the trace records this op unchanged" decided without the decomposition table,
+    so a program whose op the table decomposes is written back undecomposed; as if
+    `_op_is_recorded_unchanged` read only `isinstance(target, torch._ops.OpOverload)`."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_op_is_recorded_unchanged",
+                     lambda target, cia_to_decomp, python_decomp_table: isinstance(target, torch._ops.OpOverload))
+
+
+def retrace_keeps_names():
+    """retrace: the names the trace would give taken to be the names the program has, so a node
+    a pass renamed keeps its name where the re-trace names it again by its op; as if
+    `_traced_names` returned `[n.name for n in ep.graph.nodes if n.op != "output"]`."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_traced_names",
+                     lambda ep: [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")])
+
+
+def retrace_writes_preserved_cia_ops():
+    """retrace: a preserved CompositeImplicitAutograd op (the table's entry is
+    `_special_op_to_preserve_cia`) taken to be recorded unchanged, though the trace runs its
+    fake rule, whose kernel may annotate the node's `custom` meta; as if
+    `_op_is_recorded_unchanged` returned `cia_to_decomp[target] is _special_op_to_preserve_cia`."""
+    from torch.export.exported_program import _special_op_to_preserve_cia
+
+    from fastpass import _retrace
+
+    real = _retrace._op_is_recorded_unchanged
+
+    def recorded_unchanged(target, cia_to_decomp, python_decomp_table):
+        if target in cia_to_decomp and target not in python_decomp_table:
+            return cia_to_decomp[target] is _special_op_to_preserve_cia
+        return real(target, cia_to_decomp, python_decomp_table)
+
+    return _replaced(_retrace, "_op_is_recorded_unchanged", recorded_unchanged)
+
+
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
-                   "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs}
+                   "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
+                   "retrace_ignores_the_table": retrace_ignores_the_table,
+                   "retrace_keeps_names": retrace_keeps_names,
+                   "retrace_writes_preserved_cia_ops": retrace_writes_preserved_cia_ops}
 
 
 # ------------------------------------------------------------------------------------------------

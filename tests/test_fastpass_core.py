@@ -30,7 +30,7 @@ def _originals():
 
 def test_features_tuple():
     assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
-                                 "verifyonce")
+                                 "verifyonce", "retrace")
 
 
 @pytest.mark.parametrize(

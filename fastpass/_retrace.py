@@ -1,0 +1,269 @@
+"""run_decompositions without the re-trace, when the re-trace can only give back its input.
+
+Why: ``to_edge_transform_and_lower`` calls ``ExportedProgram.run_decompositions`` three times
+for a partitioner that keeps ops whole (the ARM partitioners do): functionalize, decompose with
+the partitioner's ops held back, then -- after ``_replace_aten_ops_with_transformed_ops`` has
+moved the kept ops into the ``EDGE_DO_NOT_DECOMP`` namespace -- once more with the default
+table.  Each call re-traces the whole program through AOTAutograd (a metadata-collection run
+and a make_fx trace, both through functionalization and FakeTensor dispatch); it was half of
+a fastpass SleepNet U55 lowering.  The third call decomposes nothing in the ARM lowerings
+measured (no node's op is in its table), yet every node comes out new: a new graph, a new
+``from_node`` layer for ``ExportedProgram.module()`` and one for the retracing interpreter,
+``original_aten`` of the op traced, ``eager_input_vals`` for a stride-sensitive op.
+
+What this feature does: when the program is already functional ATen IR and the trace could
+only record every node again as it is, the trace is replaced by what it would write.  It is
+the same idea as fast-copy for a pass: keep what is known, write what the trace would add.
+Everything around the trace stays upstream's own code: ``ExportedProgram.module()`` (the
+unlifted graph and its provenance layer), ``_collect_param_buffer_metadata`` and
+``_populate_param_buffer_metadata_to_new_gm`` (what a lifted parameter's placeholder
+inherits), the verifications of the new graph, ``_remove_unnecessary_copy_op_pass``, and the
+caller's new ``ExportedProgram`` (module call graph, range constraints).
+
+What the synthesis writes, per node, as ``make_fx`` under ``preserve_node_meta`` does
+(torch 2.13 ``TracerBase.create_node``, ``PythonKeyTracer.create_node``,
+``fx.traceback.set_current_meta``, ``proxy_tensor.set_original_aten_op``), reading the
+unlifted module's node ``m`` the interpreter would run:
+
+* ``stack_trace`` if ``m`` has a non-empty one; then each of ``fx.proxy._COPY_META_FIELDS``
+  ``m`` holds (shallow copies); ``from_node`` = ``[NodeSource(m, "Interpreter_Propagate
+  UnbackedSymInts", CREATE)]``; ``original_aten`` = the op (the outermost op dispatched);
+  ``seq_nr`` as it was; ``eager_input_vals`` where torch's own
+  ``_should_save_eager_input_vals`` asks for it, from the new arguments' vals; ``val`` and
+  ``tensor_meta`` as the node had them (the same fake mode: a re-trace gives the same
+  metadata; the harness compares shape, dtype, stride, storage offset, device, requires_grad);
+* placeholders: ``val``, ``tensor_meta``, ``desc`` as they were, then upstream's
+  parameter/buffer metadata copy; the output node: the unlifted output's meta, as
+  ``_maybe_fixup_gm_and_output_node_meta`` copies it; names as they were.
+
+When it applies (anything else runs the stock re-trace, ``_plain_program`` says why not):
+a forward (non-joint) program whose verifier is the post-functionalization ``Verifier``; only
+parameters, persistent buffers and user inputs in, user outputs out; no constants, no
+submodules, no ``get_attr``; every ``call_function`` an ``OpOverload`` that returns one tensor
+of static shape, is not mutable, has users, and that the trace would record unchanged and
+without running code of its own: not in the Python decomposition table, no
+CompositeImplicitAutograd kernel (a CIA op the table decomposes is decomposed; one it preserves
+is traced through a fake rule that runs the op's original kernel, where a dynamo-disabled
+function annotates the node's ``custom`` meta in place: deep_autoencoder's
+``EDGE_DO_NOT_DECOMP.linear``); and every node's name is the name the trace would give it.
+
+What the trace would do that this cannot know is what a FakeTensor dispatch that misses the
+cache runs.  The ops left are dispatched by the stock trace of every earlier call on the same
+vals; the harness compares every node's meta after this call on every model, random graph and
+executorch suite case.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from . import _stats
+
+INTERPRETER_PASS_NAME = "Interpreter_PropagateUnbackedSymInts"
+
+
+class _NotPlain(Exception):
+    """The program is not one whose re-trace only gives it back: run the stock re-trace."""
+
+
+def _op_is_recorded_unchanged(target: Any, cia_to_decomp: Dict[Any, Callable],
+                              python_decomp_table: Dict[Any, Callable]) -> bool:
+    import torch
+
+    if not isinstance(target, torch._ops.OpOverload):
+        return False
+    if target in python_decomp_table:
+        return False
+    if target in cia_to_decomp:
+        # A preserved CIA op is traced through its fake rule, which runs the op's original CIA
+        # kernel under export; a function in it under ``torch._dynamo.disable`` then annotates
+        # the node's ``custom`` meta in place (measured: deep_autoencoder's
+        # EDGE_DO_NOT_DECOMP.linear nodes gained _torchdynamo_disable* keys, ResNet8's did not).
+        # What that kernel runs is not known without running it: such a program is traced.
+        return False
+    return not torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd")
+
+
+def _check_program(ep: Any, joint_loss_index: Optional[int], decompose_custom_triton_ops: bool) -> None:
+    import torch
+    from torch._export.verifier import Verifier
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    if joint_loss_index is not None or ep.graph_signature.backward_signature is not None:
+        raise _NotPlain("joint graph")
+    if decompose_custom_triton_ops:
+        raise _NotPlain("custom triton ops decomposed")
+    if list(ep.verifiers) != [Verifier]:
+        raise _NotPlain("not post-functionalization ATen IR")
+    if ep.constants:
+        raise _NotPlain("lifted constants")
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind not in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.USER_INPUT):
+            raise _NotPlain(f"input kind {spec.kind.name}")
+        if spec.kind == InputKind.BUFFER and not spec.persistent:
+            raise _NotPlain("non-persistent buffer")
+    for spec in ep.graph_signature.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise _NotPlain(f"output kind {spec.kind.name}")
+    for value in ep.state_dict.values():
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):
+            raise _NotPlain("tensor subclass in the state dict")
+    if any(True for _ in ep.graph_module.named_children()):
+        raise _NotPlain("submodules")
+
+
+def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table: Dict[Any, Callable]) -> None:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.fx import traceback as fx_traceback
+
+    for node in ep.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if node.op != "call_function":
+            raise _NotPlain(f"{node.op} node")
+        target = node.target
+        if not _op_is_recorded_unchanged(target, cia_to_decomp, python_decomp_table):
+            raise _NotPlain(f"{target} would be decomposed or is not an op")
+        if target._schema.is_mutable:
+            raise _NotPlain(f"{target} mutates")
+        if not node.users:
+            raise _NotPlain("a node without users")
+        meta = node.meta
+        val = meta.get("val")
+        if type(val) is not FakeTensor or "tensor_meta" not in meta:
+            raise _NotPlain(f"{node.name}: not one tensor")
+        if not all(type(d) is int for d in val.shape):
+            raise _NotPlain("symbolic shape")
+        trace = meta.get("stack_trace")
+        if trace and fx_traceback.GRADIENT_ACC_SPECIAL_STACK in trace:
+            raise _NotPlain("gradient accumulation")
+
+
+def _traced_names(ep: Any) -> List[str]:
+    """The names the re-trace gives: aot's placeholders (``arg<i>_1``), then each op's packet name
+    in one namespace, then the placeholders renamed to the signature's names."""
+    import torch
+    from torch.fx.graph import _Namespace
+
+    namespace = _Namespace()
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    for index in range(len(placeholders)):
+        namespace.create_name(f"arg{index}_1", None)
+    names = []
+    for node in ep.graph.nodes:
+        if node.op == "call_function":
+            names.append(namespace.create_name(node.target.overloadpacket.__name__, None))
+    final_inputs = [spec.arg.name for spec in ep.graph_signature.input_specs]
+    if set(final_inputs) & set(names):
+        raise _NotPlain("a placeholder name the trace would give an op")
+    return final_inputs + names
+
+
+def _copied_meta(module_node: Any, node: Any, new_args: Tuple[Any, Any]) -> Dict[str, Any]:
+    """The meta ``make_fx`` writes on the node it records while interpreting ``module_node``."""
+    from torch.fx.experimental.proxy_tensor import _should_save_eager_input_vals, extract_val
+    from torch.fx.node import map_aggregate
+    from torch.fx.proxy import _COPY_META_FIELDS
+    from torch.fx.traceback import NodeSource, NodeSourceAction
+
+    source = module_node.meta
+    meta: Dict[str, Any] = {}
+    trace = source.get("stack_trace")
+    if trace:
+        meta["stack_trace"] = trace
+    current = dict(source)
+    current["from_node"] = [NodeSource(module_node, INTERPRETER_PASS_NAME, NodeSourceAction.CREATE)]
+    current["original_aten"] = node.target
+    for field in _COPY_META_FIELDS:
+        if field in current:
+            meta[field] = copy.copy(current[field])
+    if "seq_nr" in node.meta:
+        meta["seq_nr"] = node.meta["seq_nr"]
+    if _should_save_eager_input_vals(node.target, new_args):
+        meta["eager_input_vals"] = map_aggregate(
+            new_args, lambda v: extract_val(v.meta["val"]) if hasattr(v, "meta") and "val" in v.meta else None)
+    meta["val"] = node.meta["val"]
+    meta["tensor_meta"] = node.meta["tensor_meta"]
+    return meta
+
+
+def _synthesize(ep: Any) -> Tuple[Any, Any, Dict[str, Any]]:
+    """(graph module, signature, state dict) as the re-trace of a plain program returns them."""
+    import torch
+    from torch._export.utils import _collect_param_buffer_metadata, _populate_param_buffer_metadata_to_new_gm
+    from torch.export._trace import _verify_nn_module_stack, _verify_placeholder_names, _verify_stack_trace
+    from torch.export.exported_program import _remove_unnecessary_copy_op_pass
+
+    names = _traced_names(ep)
+    if names != [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]:
+        raise _NotPlain("node names the trace would not give")
+    mod = ep.module()
+    module_nodes = {n.name: n for n in mod.graph.nodes if n.op == "call_function"}
+    module_output = next(n for n in reversed(mod.graph.nodes) if n.op == "output")
+    params_buffers_to_node_meta = _collect_param_buffer_metadata(mod)
+
+    graph = torch.fx.Graph()
+    env: Dict[Any, Any] = {}
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            new = graph.placeholder(node.name)
+            new.meta.update({k: node.meta[k] for k in ("val", "tensor_meta", "desc") if k in node.meta})
+        elif node.op == "call_function":
+            module_node = module_nodes.get(node.name)
+            if module_node is None or module_node.target is not node.target or not module_node.meta:
+                raise _NotPlain(f"{node.name} is not in the unlifted module as it is here")
+            args = torch.fx.node.map_arg(node.args, env.__getitem__)
+            kwargs = torch.fx.node.map_arg(node.kwargs, env.__getitem__)
+            new = graph.create_node("call_function", node.target, args, kwargs, name=node.name)
+            new.meta.update(_copied_meta(module_node, node, (args, kwargs)))
+        else:
+            new = graph.output(torch.fx.node.map_arg(node.args[0], env.__getitem__))
+            new.meta.update(module_output.meta)
+        env[node] = new
+    if [n.name for n in graph.nodes] != [n.name for n in ep.graph.nodes]:
+        raise _NotPlain("the new graph renamed a node")
+    signature = copy.deepcopy(ep.graph_signature)
+    graph_module = torch.fx.GraphModule(torch.nn.Module(), graph)
+    graph_module.meta.update(mod.meta)
+    _populate_param_buffer_metadata_to_new_gm(params_buffers_to_node_meta, graph_module, signature)
+    _verify_nn_module_stack(graph_module)
+    _verify_stack_trace(graph_module)
+    _verify_placeholder_names(graph_module, signature)
+    graph_module, signature = _remove_unnecessary_copy_op_pass(graph_module, signature)
+    return graph_module, signature, dict(ep.state_dict)
+
+
+def plain_program_reason(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table: Dict[Any, Callable],
+                         joint_loss_index: Optional[int] = None, decompose_custom_triton_ops: bool = False) -> str:
+    """Why this call must run the stock re-trace ('' when it need not): for tests and reports."""
+    try:
+        _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
+        _check_nodes(ep, cia_to_decomp, python_decomp_table)
+        _traced_names(ep)
+    except _NotPlain as reason:
+        return str(reason) or "not plain"
+    return ""
+
+
+def wrap_decompose(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Replacement for ``torch.export.exported_program._decompose_and_get_gm_with_new_signature_constants``."""
+
+    def decompose_and_get_gm_with_new_signature_constants(ep: Any, *, cia_to_decomp: Dict[Any, Callable],
+                                                          python_decomp_table: Dict[Any, Callable],
+                                                          joint_loss_index: Optional[int],
+                                                          decompose_custom_triton_ops: bool) -> Any:
+        try:
+            _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
+            _check_nodes(ep, cia_to_decomp, python_decomp_table)
+            result = _synthesize(ep)
+        except _NotPlain:
+            _stats.count_retrace(copied=False)
+            return original(ep, cia_to_decomp=cia_to_decomp, python_decomp_table=python_decomp_table,
+                            joint_loss_index=joint_loss_index,
+                            decompose_custom_triton_ops=decompose_custom_triton_ops)
+        _stats.count_retrace(copied=True)
+        return result
+
+    return decompose_and_get_gm_with_new_signature_constants

@@ -1,0 +1,166 @@
+"""fastpass's `retrace` feature: run_decompositions writes what the re-trace would, when it can only
+give the program back.
+
+Each test lowers one small program both ways and compares everything a snapshot holds (names,
+targets, args, every meta key, full provenance with graph ids renumbered, vals), the signature,
+the state dict and the generated code. The rules each test shows, with the fault that breaks
+it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_rule_test_kills_its_fault):
+
+- a node whose op the table decomposes runs the stock re-trace (`retrace_ignores_the_table`);
+- a node whose name the trace would not give runs the stock re-trace, which renames it
+  (`retrace_keeps_names`);
+- a preserved CompositeImplicitAutograd op runs the stock re-trace: its fake rule runs code that
+  may write the node's meta (`retrace_writes_preserved_cia_ops`).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import fastpass
+from verify.lowering.snapshot import GraphIds, take_snapshot
+
+pytestmark = pytest.mark.usefixtures("fastpass_disabled")
+
+A = torch.ops.aten
+
+
+class _LinearRelu(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 3)
+        self.register_buffer("offset", torch.ones(3))
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) + self.offset
+
+
+def _functional_program(decomposed: bool = True):
+    """The program after a first ``run_decompositions``: core ATen (linear decomposed) or, with
+    an empty table, functional with linear kept."""
+    program = torch.export.export(_LinearRelu().eval(), (torch.randn(2, 4),))
+    return program.run_decompositions(_table(False) if decomposed else {})
+
+
+def _table(keep_linear: bool):
+    from executorch.exir.tracer import _default_decomposition_table
+
+    table = _default_decomposition_table()
+    if keep_linear:
+        table.pop(A.linear.default, None)
+    return table
+
+
+def _described(ep):
+    return (take_snapshot(ep.graph_module, GraphIds(), full_provenance=True).nodes, str(ep.graph_signature),
+            list(ep.state_dict), [id(v) for v in ep.state_dict.values()], ep.graph_module.code,
+            str(ep.module_call_graph), [v.__name__ for v in ep.verifiers])
+
+
+def _stock_and_fast(make_program, run):
+    stock = run(make_program())
+    with fastpass.enabled(["retrace"], trust="all"):
+        fastpass.reset_stats()  # the counts of this run only (stats add up across enables)
+        fast = run(make_program())
+        counts = fastpass.stats()["retraces_copied"], fastpass.stats()["retraces_run"]
+    return stock, fast, counts
+
+
+def check_nothing_to_decompose_is_written_not_traced() -> None:
+    """The third call's case: no op of the program in the table. Identical, and not traced."""
+    program = _functional_program()
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(False)))
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+
+
+def check_a_decomposed_op_is_traced() -> None:
+    """linear in the table: the re-trace decomposes it (permute + addmm); so must fastpass."""
+    program = _functional_program(decomposed=False)
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(False)))
+    assert A.linear.default not in {n.target for n in stock.graph.nodes}
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (0, 1)
+
+
+def check_a_renamed_node_is_traced() -> None:
+    """A node renamed by a pass: the re-trace names it again by its op; so must fastpass."""
+    program = _functional_program()
+    relu = next(n for n in program.graph.nodes if n.target is A.relu.default)
+    relu.name = "activation"
+    program.graph_module.recompile()
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(False)))
+    assert "relu" in {n.name for n in stock.graph.nodes}
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (0, 1)
+
+
+def test_nothing_to_decompose_is_written_not_traced():
+    check_nothing_to_decompose_is_written_not_traced()
+
+
+def test_a_decomposed_op_is_traced():
+    check_a_decomposed_op_is_traced()
+
+
+def test_a_renamed_node_is_traced():
+    check_a_renamed_node_is_traced()
+
+
+def test_a_mutating_or_joint_program_is_not_plain():
+    """The reasons the stock re-trace runs, as ``plain_program_reason`` names them."""
+    from torch.export.exported_program import _split_decomp_table_to_cia_and_python_decomp
+
+    from fastpass import _retrace
+
+    program = _functional_program()
+    cia, python = _split_decomp_table_to_cia_and_python_decomp(_table(False))
+    assert _retrace.plain_program_reason(program, cia, python) == ""
+    assert _retrace.plain_program_reason(program, cia, python, joint_loss_index=0) == "joint graph"
+    kept = _functional_program(decomposed=False)
+    assert "would be decomposed" in _retrace.plain_program_reason(kept, cia, python)
+    cia, python = _split_decomp_table_to_cia_and_python_decomp(_table(True))
+    assert "would be decomposed" in _retrace.plain_program_reason(kept, cia, python)  # preserved CIA: traced
+    training = torch.export.export(_LinearRelu().eval(), (torch.randn(2, 4),))
+    assert _retrace.plain_program_reason(training, cia, python) == "not post-functionalization ATen IR"
+
+
+def check_a_preserved_cia_op_is_traced() -> None:
+    """deep_autoencoder on TOSA INT: to_edge's third run_decompositions meets its linears as
+    EDGE_DO_NOT_DECOMP.linear, preserved CIA ops whose fake rule runs the original kernel, in
+    which a dynamo-disabled function annotates each node's ``custom`` meta in place. The program
+    after that call must equal stock's."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    from verify.cases import build_model
+    from verify.lowering.quantize import export_program
+    from verify.lowering.targets import get_target
+
+    target = get_target("tosa-int")
+    model, inputs = build_model("deep_autoencoder")
+    outputs = []
+    original = torch.export.ExportedProgram.run_decompositions
+
+    def run_decompositions(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        outputs.append(_described(out))
+        return out
+
+    def lower(program):
+        outputs.clear()
+        torch.export.ExportedProgram.run_decompositions = run_decompositions
+        try:
+            to_edge_transform_and_lower(program, partitioner=[target.make_partitioner(target.make_spec())])
+        finally:
+            torch.export.ExportedProgram.run_decompositions = original
+        return list(outputs)
+
+    stock, fast, (copied, run) = _stock_and_fast(lambda: export_program(model, inputs, target), lower)
+    assert len(stock) == 3
+    assert fast[2] == stock[2]
+    assert copied == 0
+
+
+def test_a_preserved_cia_op_is_traced():
+    check_a_preserved_cia_op_is_traced()
