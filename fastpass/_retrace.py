@@ -40,17 +40,22 @@ When it applies (anything else runs the stock re-trace, ``_plain_program`` says 
 a forward (non-joint) program whose verifier is the post-functionalization ``Verifier``; only
 parameters, persistent buffers and user inputs in, user outputs out; no constants, no
 submodules, no ``get_attr``; every ``call_function`` an ``OpOverload`` that returns one tensor
-of static shape, is not mutable, has users, and that the trace would record unchanged and
-without running code of its own: not in the Python decomposition table, no
-CompositeImplicitAutograd kernel (a CIA op the table decomposes is decomposed; one it preserves
-is traced through a fake rule that runs the op's original kernel, where a dynamo-disabled
-function annotates the node's ``custom`` meta in place: deep_autoencoder's
-``EDGE_DO_NOT_DECOMP.linear``); and every node's name is the name the trace would give it.
+of static shape, is not mutable, has users, and that the trace would record unchanged: not in
+the Python decomposition table, no CompositeImplicitAutograd kernel (a CIA op the table
+decomposes is decomposed; one it preserves is traced through a fake rule that runs the op's
+original kernel: no ARM lowering measured meets one at a plain call, so it is left to the
+trace); and every node's name is the name the trace would give it.
 
-What the trace would do that this cannot know is what a FakeTensor dispatch that misses the
-cache runs.  The ops left are dispatched by the stock trace of every earlier call on the same
-vals; the harness compares every node's meta after this call on every model, random graph and
-executorch suite case.
+What a trace writes besides the graph: under export, a function under
+``torch._dynamo.disable`` that runs inside an op's FakeTensor dispatch annotates the current
+meta's ``custom`` dict in place (``fx.traceback.annotate``), and the recorded node keeps it.
+For a node recorded by an earlier trace with the op it has (``original_aten``), that dispatch
+ran then on the same vals and wrote its annotation already, or hit the FakeTensor cache and
+will hit it again: writing it again changes nothing.  A node a pass moved to another op since
+(``_replace_aten_ops_with_transformed_ops``: EDGE_DO_NOT_DECOMP.linear, whose kernel aten.linear
+reaches such a function: deep_autoencoder) is dispatched here, as the trace would, on its input
+vals in the fake mode, export's compiling state and the trace's CIA overrides, with a probe as
+the current ``custom``; what lands in the probe is added to the node's ``custom``.
 """
 
 from __future__ import annotations
@@ -161,6 +166,50 @@ def _traced_names(ep: Any) -> List[str]:
     return final_inputs + names
 
 
+def _retargeted(node: Any) -> bool:
+    """Did a pass give the node another op since a trace recorded it (``original_aten`` is the op
+    the trace dispatched: ``_replace_aten_ops_with_transformed_ops`` moves kept ops into
+    ``EDGE_DO_NOT_DECOMP``)? Its op is then dispatched for the first time by this trace."""
+    recorded = node.meta.get("original_aten")
+    # By name: the same op can be two OpOverload objects (a program loaded with
+    # torch.export.load records the one its deserializer resolved).
+    return not (isinstance(recorded, type(node.target)) and recorded.name() == node.target.name())
+
+
+def _dispatch_annotations(nodes: List[Any], cia_to_decomp: Dict[Any, Callable]) -> Dict[Any, Dict[str, Any]]:
+    """What dispatching each node's op in the trace's context writes into the node's ``custom``
+    meta: under export, a function under ``torch._dynamo.disable`` annotates the current meta's
+    ``custom`` dict in place (``fx.traceback.annotate``), and the node the trace records keeps it
+    (EDGE_DO_NOT_DECOMP.linear's kernel, aten.linear, reaches one). Each op is dispatched on the
+    node's input vals in the FakeTensor mode, export's compiling state and the trace's CIA
+    overrides, with a probe dict as the current ``custom``."""
+    import torch
+    import torch.export.exported_program as exported_program
+    from torch._export.utils import _compiling_state_context
+    from torch.export._trace import _ignore_backend_decomps
+    from torch.fx import traceback as fx_traceback
+    from torch.fx.node import map_arg
+
+    if not nodes:
+        return {}
+    fake_mode = nodes[0].meta["val"].fake_mode
+    written: Dict[Any, Dict[str, Any]] = {}
+    saved = fx_traceback.current_meta
+    with (fx_traceback.preserve_node_meta(), _compiling_state_context(), torch.no_grad(), _ignore_backend_decomps(),
+          exported_program._override_composite_implicit_decomp(cia_to_decomp), fake_mode):
+        try:
+            for node in nodes:
+                probe: Dict[str, Any] = {}
+                fx_traceback.current_meta = {"custom": probe}
+                args = map_arg(node.args, lambda n: n.meta["val"])
+                kwargs = map_arg(node.kwargs, lambda n: n.meta["val"])
+                node.target(*args, **kwargs)
+                written[node] = probe
+        finally:
+            fx_traceback.current_meta = saved
+    return written
+
+
 def _copied_meta(module_node: Any, node: Any, new_args: Tuple[Any, Any]) -> Dict[str, Any]:
     """The meta ``make_fx`` writes on the node it records while interpreting ``module_node``."""
     from torch.fx.experimental.proxy_tensor import _should_save_eager_input_vals, extract_val
@@ -189,7 +238,7 @@ def _copied_meta(module_node: Any, node: Any, new_args: Tuple[Any, Any]) -> Dict
     return meta
 
 
-def _synthesize(ep: Any) -> Tuple[Any, Any, Dict[str, Any]]:
+def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable]) -> Tuple[Any, Any, Dict[str, Any]]:
     """(graph module, signature, state dict) as the re-trace of a plain program returns them."""
     import torch
     from torch._export.utils import _collect_param_buffer_metadata, _populate_param_buffer_metadata_to_new_gm
@@ -203,6 +252,8 @@ def _synthesize(ep: Any) -> Tuple[Any, Any, Dict[str, Any]]:
     module_nodes = {n.name: n for n in mod.graph.nodes if n.op == "call_function"}
     module_output = next(n for n in reversed(mod.graph.nodes) if n.op == "output")
     params_buffers_to_node_meta = _collect_param_buffer_metadata(mod)
+    retargeted = [n for n in ep.graph.nodes if n.op == "call_function" and _retargeted(n)]
+    annotations = _dispatch_annotations(retargeted, cia_to_decomp)
 
     graph = torch.fx.Graph()
     env: Dict[Any, Any] = {}
@@ -217,7 +268,13 @@ def _synthesize(ep: Any) -> Tuple[Any, Any, Dict[str, Any]]:
             args = torch.fx.node.map_arg(node.args, env.__getitem__)
             kwargs = torch.fx.node.map_arg(node.kwargs, env.__getitem__)
             new = graph.create_node("call_function", node.target, args, kwargs, name=node.name)
-            new.meta.update(_copied_meta(module_node, node, (args, kwargs)))
+            meta = _copied_meta(module_node, node, (args, kwargs))
+            annotation = annotations.get(node)
+            if annotation:
+                if "custom" not in meta:
+                    raise _NotPlain(f"{node.name}: its dispatch annotates a node without custom meta")
+                meta["custom"].update(annotation)
+            new.meta.update(meta)
         else:
             new = graph.output(torch.fx.node.map_arg(node.args[0], env.__getitem__))
             new.meta.update(module_output.meta)
@@ -257,7 +314,7 @@ def wrap_decompose(original: Callable[..., Any]) -> Callable[..., Any]:
         try:
             _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
             _check_nodes(ep, cia_to_decomp, python_decomp_table)
-            result = _synthesize(ep)
+            result = _synthesize(ep, cia_to_decomp)
         except _NotPlain:
             _stats.count_retrace(copied=False)
             return original(ep, cia_to_decomp=cia_to_decomp, python_decomp_table=python_decomp_table,

@@ -182,7 +182,7 @@ __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "aft
            "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
            "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "retrace_ignores_the_table",
-           "retrace_keeps_names", "retrace_writes_preserved_cia_ops", "stale_val", "torch", "verifyonce_key_without_kwargs"]
+           "retrace_keeps_names", "retrace_skips_dispatch_annotations", "stale_val", "torch", "verifyonce_key_without_kwargs"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -264,23 +264,13 @@ def retrace_keeps_names():
                      lambda ep: [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")])
 
 
-def retrace_writes_preserved_cia_ops():
-    """retrace: a preserved CompositeImplicitAutograd op (the table's entry is
-    `_special_op_to_preserve_cia`) taken to be recorded unchanged, though the trace runs its
-    fake rule, whose kernel may annotate the node's `custom` meta; as if
-    `_op_is_recorded_unchanged` returned `cia_to_decomp[target] is _special_op_to_preserve_cia`."""
-    from torch.export.exported_program import _special_op_to_preserve_cia
-
+def retrace_skips_dispatch_annotations():
+    """retrace: a node a pass moved to another op (EDGE_DO_NOT_DECOMP.linear) written without
+    what dispatching its op writes into its `custom` meta (a dynamo-disabled function's
+    annotation); as if `_dispatch_annotations` returned `{}`."""
     from fastpass import _retrace
 
-    real = _retrace._op_is_recorded_unchanged
-
-    def recorded_unchanged(target, cia_to_decomp, python_decomp_table):
-        if target in cia_to_decomp and target not in python_decomp_table:
-            return cia_to_decomp[target] is _special_op_to_preserve_cia
-        return real(target, cia_to_decomp, python_decomp_table)
-
-    return _replaced(_retrace, "_op_is_recorded_unchanged", recorded_unchanged)
+    return _replaced(_retrace, "_dispatch_annotations", lambda nodes, cia_to_decomp: {})
 
 
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
@@ -288,7 +278,7 @@ FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
                    "retrace_ignores_the_table": retrace_ignores_the_table,
                    "retrace_keeps_names": retrace_keeps_names,
-                   "retrace_writes_preserved_cia_ops": retrace_writes_preserved_cia_ops}
+                   "retrace_skips_dispatch_annotations": retrace_skips_dispatch_annotations}
 
 
 # ------------------------------------------------------------------------------------------------

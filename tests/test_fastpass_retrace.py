@@ -9,8 +9,8 @@ it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_ru
 - a node whose op the table decomposes runs the stock re-trace (`retrace_ignores_the_table`);
 - a node whose name the trace would not give runs the stock re-trace, which renames it
   (`retrace_keeps_names`);
-- a preserved CompositeImplicitAutograd op runs the stock re-trace: its fake rule runs code that
-  may write the node's meta (`retrace_writes_preserved_cia_ops`).
+- a node a pass moved to another op gets what dispatching that op writes into its meta
+  (`retrace_skips_dispatch_annotations`).
 """
 
 from __future__ import annotations
@@ -126,41 +126,63 @@ def test_a_mutating_or_joint_program_is_not_plain():
     assert _retrace.plain_program_reason(training, cia, python) == "not post-functionalization ATen IR"
 
 
-def check_a_preserved_cia_op_is_traced() -> None:
-    """deep_autoencoder on TOSA INT: to_edge's third run_decompositions meets its linears as
-    EDGE_DO_NOT_DECOMP.linear, preserved CIA ops whose fake rule runs the original kernel, in
-    which a dynamo-disabled function annotates each node's ``custom`` meta in place. The program
-    after that call must equal stock's."""
+class _Stop(Exception):
+    pass
+
+
+def _third_call_input(model_name: str, target_name: str):
+    """The program to_edge's third run_decompositions receives (its kept ops moved into
+    EDGE_DO_NOT_DECOMP), and the table it is called with; the lowering stops there."""
     from executorch.exir import to_edge_transform_and_lower
 
     from verify.cases import build_model
     from verify.lowering.quantize import export_program
     from verify.lowering.targets import get_target
 
-    target = get_target("tosa-int")
-    model, inputs = build_model("deep_autoencoder")
-    outputs = []
+    target = get_target(target_name)
+    model, inputs = build_model(model_name)
+    seen = []
     original = torch.export.ExportedProgram.run_decompositions
 
     def run_decompositions(self, *args, **kwargs):
-        out = original(self, *args, **kwargs)
-        outputs.append(_described(out))
-        return out
+        if len(seen) == 2:
+            seen.append((self, args))
+            raise _Stop
+        seen.append(None)
+        return original(self, *args, **kwargs)
 
-    def lower(program):
-        outputs.clear()
-        torch.export.ExportedProgram.run_decompositions = run_decompositions
-        try:
-            to_edge_transform_and_lower(program, partitioner=[target.make_partitioner(target.make_spec())])
-        finally:
-            torch.export.ExportedProgram.run_decompositions = original
-        return list(outputs)
-
-    stock, fast, (copied, run) = _stock_and_fast(lambda: export_program(model, inputs, target), lower)
-    assert len(stock) == 3
-    assert fast[2] == stock[2]
-    assert copied == 0
+    torch.export.ExportedProgram.run_decompositions = run_decompositions
+    try:
+        to_edge_transform_and_lower(export_program(model, inputs, target),
+                                    partitioner=[target.make_partitioner(target.make_spec())])
+    except _Stop:
+        pass
+    finally:
+        torch.export.ExportedProgram.run_decompositions = original
+    return seen[2]
 
 
-def test_a_preserved_cia_op_is_traced():
-    check_a_preserved_cia_op_is_traced()
+def check_a_retargeted_nodes_dispatch_annotations_are_written() -> None:
+    """deep_autoencoder on TOSA INT: to_edge's third run_decompositions meets its linears as
+    EDGE_DO_NOT_DECOMP.linear (moved there by ``_replace_aten_ops_with_transformed_ops``). The
+    trace dispatches that op for the first time; its kernel, aten.linear, reaches a
+    dynamo-disabled function that annotates the node's ``custom`` meta (7 of its 10 linears did
+    not carry the annotation before). fastpass must write the same, without tracing. fastpass
+    runs first on the very program stock then traces: the stock trace writes the annotation
+    into the input's own ``custom`` dicts too, in place."""
+    from executorch.exir.tracer import _default_decomposition_table
+
+    program, _ = _third_call_input("deep_autoencoder", "tosa-int")
+    retargeted = [n for n in program.graph.nodes if n.op == "call_function" and "EDGE_DO_NOT_DECOMP" in str(n.target)]
+    assert any("_torchdynamo_disable" not in n.meta.get("custom", {}) for n in retargeted)
+    with fastpass.enabled(["retrace"], trust="all"):
+        fastpass.reset_stats()
+        fast = program.run_decompositions(_default_decomposition_table())
+        counts = fastpass.stats()["retraces_copied"], fastpass.stats()["retraces_run"]
+    stock = program.run_decompositions(_default_decomposition_table())
+    assert _described(fast) == _described(stock)
+    assert counts == (1, 0)
+
+
+def test_a_retargeted_nodes_dispatch_annotations_are_written():
+    check_a_retargeted_nodes_dispatch_annotations_are_written()
