@@ -120,9 +120,10 @@ def patch_table() -> List[PatchPoint]:
         PatchPoint(exported_program, "_decompose_and_get_gm_with_new_signature_constants", ("retrace",),
                    wrap=_retrace.wrap_decompose,
                    why="run_decompositions re-traces the whole program through AOTAutograd (half of a fastpass "
-                       "SleepNet U55 lowering); when the program is functional ATen IR and no node's op would "
-                       "be decomposed, write what the trace would write instead (new graph, provenance layers, "
-                       "original_aten, eager_input_vals), around upstream's own unlift, metadata copy and checks"),
+                       "SleepNet U55 lowering); when the program is functional ATen IR and the trace would record "
+                       "each node as it is or as the one op its CIA decomposition calls, write what the trace would "
+                       "write (new graph, provenance layers, original_aten, eager_input_vals, dispatch annotations), "
+                       "around upstream's own unlift, metadata copy and checks"),
     ]
 
 

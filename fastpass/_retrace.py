@@ -1,24 +1,26 @@
-"""run_decompositions without the re-trace, when the re-trace can only give back its input.
+"""run_decompositions without the re-trace, when the re-trace can only record what is known.
 
 Why: ``to_edge_transform_and_lower`` calls ``ExportedProgram.run_decompositions`` three times
 for a partitioner that keeps ops whole (the ARM partitioners do): functionalize, decompose with
 the partitioner's ops held back, then -- after ``_replace_aten_ops_with_transformed_ops`` has
 moved the kept ops into the ``EDGE_DO_NOT_DECOMP`` namespace -- once more with the default
 table.  Each call re-traces the whole program through AOTAutograd (a metadata-collection run
-and a make_fx trace, both through functionalization and FakeTensor dispatch); it was half of
-a fastpass SleepNet U55 lowering.  The third call decomposes nothing in the ARM lowerings
-measured (no node's op is in its table), yet every node comes out new: a new graph, a new
-``from_node`` layer for ``ExportedProgram.module()`` and one for the retracing interpreter,
-``original_aten`` of the op traced, ``eager_input_vals`` for a stride-sensitive op.
+and a make_fx trace, both through functionalization and FakeTensor dispatch): half of a
+fastpass SleepNet U55 lowering.  Yet the second call only turns each conv2d into one
+convolution and the third changes no op in the ARM lowerings measured; every node still comes
+out new: a new graph, a ``from_node`` layer for ``ExportedProgram.module()`` and one for the
+retracing interpreter, ``original_aten`` of the op traced, ``eager_input_vals`` for a
+stride-sensitive op.
 
-What this feature does: when the program is already functional ATen IR and the trace could
-only record every node again as it is, the trace is replaced by what it would write.  It is
-the same idea as fast-copy for a pass: keep what is known, write what the trace would add.
-Everything around the trace stays upstream's own code: ``ExportedProgram.module()`` (the
-unlifted graph and its provenance layer), ``_collect_param_buffer_metadata`` and
+What this feature does: when the program is already functional ATen IR and the trace would
+record each node as it is, or a node's op as the one op its CompositeImplicitAutograd
+decomposition calls, the trace is replaced by what it would write.  The same idea as
+fast-copy for a pass: keep what is known, write what the trace would add.  Everything around
+the trace stays upstream's own code: ``ExportedProgram.module()`` (the unlifted graph and its
+provenance layer), ``_collect_param_buffer_metadata`` and
 ``_populate_param_buffer_metadata_to_new_gm`` (what a lifted parameter's placeholder
-inherits), the verifications of the new graph, ``_remove_unnecessary_copy_op_pass``, and the
-caller's new ``ExportedProgram`` (module call graph, range constraints).
+inherits), the checks of the new graph, ``_remove_unnecessary_copy_op_pass``, and the caller's
+new ``ExportedProgram`` (module call graph, range constraints).
 
 What the synthesis writes, per node, as ``make_fx`` under ``preserve_node_meta`` does
 (torch 2.13 ``TracerBase.create_node``, ``PythonKeyTracer.create_node``,
@@ -27,35 +29,40 @@ unlifted module's node ``m`` the interpreter would run:
 
 * ``stack_trace`` if ``m`` has a non-empty one; then each of ``fx.proxy._COPY_META_FIELDS``
   ``m`` holds (shallow copies); ``from_node`` = ``[NodeSource(m, "Interpreter_Propagate
-  UnbackedSymInts", CREATE)]``; ``original_aten`` = the op (the outermost op dispatched);
-  ``seq_nr`` as it was; ``eager_input_vals`` where torch's own
-  ``_should_save_eager_input_vals`` asks for it, from the new arguments' vals; ``val`` and
-  ``tensor_meta`` as the node had them (the same fake mode: a re-trace gives the same
-  metadata; the harness compares shape, dtype, stride, storage offset, device, requires_grad);
+  UnbackedSymInts", CREATE)]``; ``original_aten`` = the op recorded (the op that reaches the
+  proxy mode: a CIA decomposition runs above it); ``seq_nr`` as it was; ``eager_input_vals``
+  where torch's own ``_should_save_eager_input_vals`` asks for it, from the new arguments'
+  vals; ``val`` and ``tensor_meta`` as the node had them (the same fake mode: a re-trace gives
+  the same metadata; the harness compares shape, dtype, stride, storage offset, device,
+  requires_grad), for a decomposed node those of its op traced alone;
+* a decomposed node: the op, arguments and result of its op traced alone by ``make_fx`` on
+  its input vals under the trace's CIA overrides and Python dispatcher (a decomposition into
+  more than one op is left to the trace), named by that op as the trace names it;
 * placeholders: ``val``, ``tensor_meta``, ``desc`` as they were, then upstream's
   parameter/buffer metadata copy; the output node: the unlifted output's meta, as
-  ``_maybe_fixup_gm_and_output_node_meta`` copies it; names as they were.
+  ``_maybe_fixup_gm_and_output_node_meta`` copies it; names as the trace gives them (aot's
+  ``arg<i>_1`` placeholders, each op's packet name in one namespace, then the signature's
+  names), which must be the names the recorded nodes have.
 
-When it applies (anything else runs the stock re-trace, ``_plain_program`` says why not):
+When it applies (anything else runs the stock re-trace; ``plain_program_reason`` says why):
 a forward (non-joint) program whose verifier is the post-functionalization ``Verifier``; only
 parameters, persistent buffers and user inputs in, user outputs out; no constants, no
 submodules, no ``get_attr``; every ``call_function`` an ``OpOverload`` that returns one tensor
-of static shape, is not mutable, has users, and that the trace would record unchanged: not in
-the Python decomposition table, no CompositeImplicitAutograd kernel (a CIA op the table
-decomposes is decomposed; one it preserves is traced through a fake rule that runs the op's
-original kernel: no ARM lowering measured meets one at a plain call, so it is left to the
-trace); and every node's name is the name the trace would give it.
+of static shape, is not mutable and has users; not in the Python decomposition table; with a
+CompositeImplicitAutograd kernel only if the table decomposes it (into one op) or preserves it.
 
 What a trace writes besides the graph: under export, a function under
 ``torch._dynamo.disable`` that runs inside an op's FakeTensor dispatch annotates the current
 meta's ``custom`` dict in place (``fx.traceback.annotate``), and the recorded node keeps it.
 For a node recorded by an earlier trace with the op it has (``original_aten``), that dispatch
 ran then on the same vals and wrote its annotation already, or hit the FakeTensor cache and
-will hit it again: writing it again changes nothing.  A node a pass moved to another op since
-(``_replace_aten_ops_with_transformed_ops``: EDGE_DO_NOT_DECOMP.linear, whose kernel aten.linear
-reaches such a function: deep_autoencoder) is dispatched here, as the trace would, on its input
-vals in the fake mode, export's compiling state and the trace's CIA overrides, with a probe as
-the current ``custom``; what lands in the probe is added to the node's ``custom``.
+will hit it again: writing it again changes nothing.  Every other node's op is dispatched here
+as the trace would dispatch it, on its input vals in the fake mode, export's compiling state
+and the trace's CIA overrides, with a probe as the current ``custom``, and what lands in the
+probe is added to the node's ``custom``: a node a pass moved to another op since
+(EDGE_DO_NOT_DECOMP.linear, whose kernel aten.linear reaches such a function: deep_autoencoder),
+a preserved CIA op (its fake rule runs its original kernel), a decomposed one (the probe is
+current inside its lone trace only: make_fx's own ``dispatch_trace`` is dynamo-disabled too).
 """
 
 from __future__ import annotations
@@ -118,11 +125,16 @@ def _check_program(ep: Any, joint_loss_index: Optional[int], decompose_custom_tr
         raise _NotPlain("submodules")
 
 
-def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table: Dict[Any, Callable]) -> None:
+def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable],
+                 python_decomp_table: Dict[Any, Callable]) -> Tuple[List[Any], List[Any]]:
+    """(nodes whose op the table decomposes through its CompositeImplicitAutograd kernel, nodes
+    whose CIA op it preserves); every other node is recorded unchanged."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensor
+    from torch.export.exported_program import _special_op_to_preserve_cia
     from torch.fx import traceback as fx_traceback
 
+    decomposed, preserved = [], []
     for node in ep.graph.nodes:
         if node.op in ("placeholder", "output"):
             continue
@@ -130,7 +142,10 @@ def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_tabl
             raise _NotPlain(f"{node.op} node")
         target = node.target
         if not _op_is_recorded_unchanged(target, cia_to_decomp, python_decomp_table):
-            raise _NotPlain(f"{target} would be decomposed or is not an op")
+            if not isinstance(target, torch._ops.OpOverload) or target not in cia_to_decomp \
+                    or target in python_decomp_table:
+                raise _NotPlain(f"{target} would be decomposed or is not an op")
+            (preserved if cia_to_decomp[target] is _special_op_to_preserve_cia else decomposed).append(node)
         if target._schema.is_mutable:
             raise _NotPlain(f"{target} mutates")
         if not node.users:
@@ -144,14 +159,24 @@ def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_tabl
         trace = meta.get("stack_trace")
         if trace and fx_traceback.GRADIENT_ACC_SPECIAL_STACK in trace:
             raise _NotPlain("gradient accumulation")
+    return decomposed, preserved
 
 
-def _traced_names(ep: Any) -> List[str]:
-    """The names the re-trace gives: aot's placeholders (``arg<i>_1``), then each op's packet name
-    in one namespace, then the placeholders renamed to the signature's names."""
-    import torch
+class _Decomposition:
+    """What the trace records for a node its table decomposes: one op, its arguments (the
+    node's input nodes where the traced op read them) and its result's ``val``/``tensor_meta``."""
+
+    def __init__(self, target: Any, args: Any, kwargs: Any, meta: Dict[str, Any]) -> None:
+        self.target, self.args, self.kwargs = target, args, kwargs
+        self.val, self.tensor_meta = meta["val"], meta["tensor_meta"]
+
+
+def _traced_names(ep: Any, decompositions: Optional[Dict[Any, Any]] = None) -> List[str]:
+    """The names the re-trace gives: aot's placeholders (``arg<i>_1``), then each recorded op's
+    packet name in one namespace, then the placeholders renamed to the signature's names."""
     from torch.fx.graph import _Namespace
 
+    decompositions = decompositions or {}
     namespace = _Namespace()
     placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
     for index in range(len(placeholders)):
@@ -159,7 +184,8 @@ def _traced_names(ep: Any) -> List[str]:
     names = []
     for node in ep.graph.nodes:
         if node.op == "call_function":
-            names.append(namespace.create_name(node.target.overloadpacket.__name__, None))
+            recorded = decompositions[node].target if node in decompositions else node.target
+            names.append(namespace.create_name(recorded.overloadpacket.__name__, None))
     final_inputs = [spec.arg.name for spec in ep.graph_signature.input_specs]
     if set(final_inputs) & set(names):
         raise _NotPlain("a placeholder name the trace would give an op")
@@ -210,8 +236,66 @@ def _dispatch_annotations(nodes: List[Any], cia_to_decomp: Dict[Any, Callable]) 
     return written
 
 
-def _copied_meta(module_node: Any, node: Any, new_args: Tuple[Any, Any]) -> Dict[str, Any]:
-    """The meta ``make_fx`` writes on the node it records while interpreting ``module_node``."""
+def _decompositions(nodes: List[Any], cia_to_decomp: Dict[Any, Callable],
+                    python_decomp_table: Dict[Any, Callable]) -> Dict[Any, Tuple[_Decomposition, Dict[str, Any]]]:
+    """What the trace records for each node whose CIA op the table decomposes, and what the
+    decomposition writes into the node's ``custom`` meta: the op traced alone by ``make_fx`` on
+    the node's input vals, in the trace's context (export's compiling state, the CIA overrides,
+    the Python dispatcher, a probe as the current ``custom``). A decomposition into more than
+    one op is left to the trace."""
+    import torch
+    import torch.export.exported_program as exported_program
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch._export.utils import _compiling_state_context
+    from torch.export._trace import _ignore_backend_decomps
+    from torch.fx import traceback as fx_traceback
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.node import map_arg
+
+    found: Dict[Any, Tuple[_Decomposition, Dict[str, Any]]] = {}
+    if not nodes:
+        return found
+    saved = fx_traceback.current_meta
+    with (fx_traceback.preserve_node_meta(), _compiling_state_context(), torch.no_grad(), _ignore_backend_decomps(),
+          exported_program._override_composite_implicit_decomp(cia_to_decomp), enable_python_dispatcher()):
+        try:
+            for node in nodes:
+                inputs = list(node.all_input_nodes)
+
+                probe: Dict[str, Any] = {}
+
+                def alone(*vals: Any, node: Any = node, inputs: List[Any] = inputs, probe: Dict[str, Any] = probe) -> Any:
+                    # The probe is the current meta only inside: make_fx's own dispatch_trace is
+                    # dynamo-disabled and annotates the meta current when the trace starts, as
+                    # the stock trace's does the meta around its interpreter, never a node's.
+                    outside = fx_traceback.current_meta
+                    fx_traceback.current_meta = {"custom": probe}
+                    try:
+                        env = dict(zip(inputs, vals))
+                        return node.target(*map_arg(node.args, env.__getitem__), **map_arg(node.kwargs, env.__getitem__))
+                    finally:
+                        fx_traceback.current_meta = outside
+
+                fx_traceback.current_meta = {}
+                traced = make_fx(alone, decomposition_table=python_decomp_table)(*[n.meta["val"] for n in inputs])
+                placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+                calls = [n for n in traced.graph.nodes if n.op == "call_function"]
+                output = next(n for n in traced.graph.nodes if n.op == "output")
+                if len(calls) != 1 or output.args[0] is not calls[0] or len(placeholders) != len(inputs):
+                    raise _NotPlain(f"{node.target} decomposes into more than one op")
+                back = dict(zip(placeholders, inputs))
+                call = calls[0]
+                found[node] = (_Decomposition(call.target, map_arg(call.args, back.__getitem__),
+                                              map_arg(call.kwargs, back.__getitem__), call.meta), probe)
+        finally:
+            fx_traceback.current_meta = saved
+    return found
+
+
+def _copied_meta(module_node: Any, node: Any, target: Any, val: Any, tensor_meta: Any,
+                 new_args: Tuple[Any, Any]) -> Dict[str, Any]:
+    """The meta ``make_fx`` writes on the node it records, with op ``target``, while interpreting
+    ``module_node`` (the unlifted copy of ``node``)."""
     from torch.fx.experimental.proxy_tensor import _should_save_eager_input_vals, extract_val
     from torch.fx.node import map_aggregate
     from torch.fx.proxy import _COPY_META_FIELDS
@@ -224,36 +308,43 @@ def _copied_meta(module_node: Any, node: Any, new_args: Tuple[Any, Any]) -> Dict
         meta["stack_trace"] = trace
     current = dict(source)
     current["from_node"] = [NodeSource(module_node, INTERPRETER_PASS_NAME, NodeSourceAction.CREATE)]
-    current["original_aten"] = node.target
+    current["original_aten"] = target
     for field in _COPY_META_FIELDS:
         if field in current:
             meta[field] = copy.copy(current[field])
     if "seq_nr" in node.meta:
         meta["seq_nr"] = node.meta["seq_nr"]
-    if _should_save_eager_input_vals(node.target, new_args):
+    if _should_save_eager_input_vals(target, new_args):
         meta["eager_input_vals"] = map_aggregate(
             new_args, lambda v: extract_val(v.meta["val"]) if hasattr(v, "meta") and "val" in v.meta else None)
-    meta["val"] = node.meta["val"]
-    meta["tensor_meta"] = node.meta["tensor_meta"]
+    meta["val"] = val
+    meta["tensor_meta"] = tensor_meta
     return meta
 
 
-def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable]) -> Tuple[Any, Any, Dict[str, Any]]:
+def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table: Dict[Any, Callable],
+                decomposed: List[Any], preserved: List[Any]) -> Tuple[Any, Any, Dict[str, Any]]:
     """(graph module, signature, state dict) as the re-trace of a plain program returns them."""
     import torch
     from torch._export.utils import _collect_param_buffer_metadata, _populate_param_buffer_metadata_to_new_gm
     from torch.export._trace import _verify_nn_module_stack, _verify_placeholder_names, _verify_stack_trace
     from torch.export.exported_program import _remove_unnecessary_copy_op_pass
+    from torch.fx.node import map_arg
 
-    names = _traced_names(ep)
-    if names != [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]:
+    decompositions = _decompositions(decomposed, cia_to_decomp, python_decomp_table)
+    names = _traced_names(ep, {node: found[0] for node, found in decompositions.items()})
+    old_names = [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
+    recorded = [n not in decompositions for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
+    if any(keep and new != old for keep, new, old in zip(recorded, names, old_names)):
         raise _NotPlain("node names the trace would not give")
+    new_name = dict(zip(old_names, names))
     mod = ep.module()
     module_nodes = {n.name: n for n in mod.graph.nodes if n.op == "call_function"}
     module_output = next(n for n in reversed(mod.graph.nodes) if n.op == "output")
     params_buffers_to_node_meta = _collect_param_buffer_metadata(mod)
-    retargeted = [n for n in ep.graph.nodes if n.op == "call_function" and _retargeted(n)]
-    annotations = _dispatch_annotations(retargeted, cia_to_decomp)
+    probed = [n for n in ep.graph.nodes if n.op == "call_function" and (_retargeted(n) or n in preserved)]
+    annotations = _dispatch_annotations(probed, cia_to_decomp)
+    annotations.update({node: found[1] for node, found in decompositions.items()})
 
     graph = torch.fx.Graph()
     env: Dict[Any, Any] = {}
@@ -265,10 +356,15 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable]) -> Tuple[Any, Any, 
             module_node = module_nodes.get(node.name)
             if module_node is None or module_node.target is not node.target or not module_node.meta:
                 raise _NotPlain(f"{node.name} is not in the unlifted module as it is here")
-            args = torch.fx.node.map_arg(node.args, env.__getitem__)
-            kwargs = torch.fx.node.map_arg(node.kwargs, env.__getitem__)
-            new = graph.create_node("call_function", node.target, args, kwargs, name=node.name)
-            meta = _copied_meta(module_node, node, (args, kwargs))
+            if node in decompositions:
+                found = decompositions[node][0]
+                target, val, tensor_meta = found.target, found.val, found.tensor_meta
+                args, kwargs = map_arg(found.args, env.__getitem__), map_arg(found.kwargs, env.__getitem__)
+            else:
+                target, val, tensor_meta = node.target, node.meta["val"], node.meta["tensor_meta"]
+                args, kwargs = map_arg(node.args, env.__getitem__), map_arg(node.kwargs, env.__getitem__)
+            new = graph.create_node("call_function", target, args, kwargs, name=new_name[node.name])
+            meta = _copied_meta(module_node, node, target, val, tensor_meta, (args, kwargs))
             annotation = annotations.get(node)
             if annotation:
                 if "custom" not in meta:
@@ -276,12 +372,15 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable]) -> Tuple[Any, Any, 
                 meta["custom"].update(annotation)
             new.meta.update(meta)
         else:
-            new = graph.output(torch.fx.node.map_arg(node.args[0], env.__getitem__))
+            new = graph.output(map_arg(node.args[0], env.__getitem__))
             new.meta.update(module_output.meta)
         env[node] = new
-    if [n.name for n in graph.nodes] != [n.name for n in ep.graph.nodes]:
+    if [n.name for n in graph.nodes if n.op != "output"] != names:
         raise _NotPlain("the new graph renamed a node")
     signature = copy.deepcopy(ep.graph_signature)
+    for spec in signature.output_specs:  # a user output an op of which the trace renamed
+        if getattr(spec.arg, "name", None) in new_name:
+            spec.arg.name = new_name[spec.arg.name]
     graph_module = torch.fx.GraphModule(torch.nn.Module(), graph)
     graph_module.meta.update(mod.meta)
     _populate_param_buffer_metadata_to_new_gm(params_buffers_to_node_meta, graph_module, signature)
@@ -297,8 +396,9 @@ def plain_program_reason(ep: Any, cia_to_decomp: Dict[Any, Callable], python_dec
     """Why this call must run the stock re-trace ('' when it need not): for tests and reports."""
     try:
         _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
-        _check_nodes(ep, cia_to_decomp, python_decomp_table)
-        _traced_names(ep)
+        decomposed, _ = _check_nodes(ep, cia_to_decomp, python_decomp_table)
+        _traced_names(ep, {node: found[0] for node, found in
+                           _decompositions(decomposed, cia_to_decomp, python_decomp_table).items()})
     except _NotPlain as reason:
         return str(reason) or "not plain"
     return ""
@@ -313,8 +413,8 @@ def wrap_decompose(original: Callable[..., Any]) -> Callable[..., Any]:
                                                           decompose_custom_triton_ops: bool) -> Any:
         try:
             _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
-            _check_nodes(ep, cia_to_decomp, python_decomp_table)
-            result = _synthesize(ep, cia_to_decomp)
+            decomposed, preserved = _check_nodes(ep, cia_to_decomp, python_decomp_table)
+            result = _synthesize(ep, cia_to_decomp, python_decomp_table, decomposed, preserved)
         except _NotPlain:
             _stats.count_retrace(copied=False)
             return original(ep, cia_to_decomp=cia_to_decomp, python_decomp_table=python_decomp_table,

@@ -182,7 +182,8 @@ __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "aft
            "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
            "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "retrace_ignores_the_table",
-           "retrace_keeps_names", "retrace_skips_dispatch_annotations", "stale_val", "torch", "verifyonce_key_without_kwargs"]
+           "retrace_keeps_names", "retrace_probes_around_the_lone_trace", "retrace_skips_dispatch_annotations",
+           "stale_val", "torch", "verifyonce_key_without_kwargs"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -260,8 +261,8 @@ def retrace_keeps_names():
     `_traced_names` returned `[n.name for n in ep.graph.nodes if n.op != "output"]`."""
     from fastpass import _retrace
 
-    return _replaced(_retrace, "_traced_names",
-                     lambda ep: [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")])
+    return _replaced(_retrace, "_traced_names", lambda ep, decompositions=None: [
+        n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")])
 
 
 def retrace_skips_dispatch_annotations():
@@ -273,12 +274,32 @@ def retrace_skips_dispatch_annotations():
     return _replaced(_retrace, "_dispatch_annotations", lambda nodes, cia_to_decomp: {})
 
 
+def retrace_probes_around_the_lone_trace():
+    """retrace: the probe for what a decomposed op's dispatch writes into `custom` made the
+    current meta before the lone trace of the op starts instead of inside it, so it also holds
+    make_fx's own dispatch_trace annotation (the slip this feature's first version made, found
+    by comparing with stock); planted as that annotation added to every probe."""
+    from fastpass import _retrace
+
+    real = _retrace._decompositions
+
+    def decompositions(nodes, cia_to_decomp, python_decomp_table):
+        found = real(nodes, cia_to_decomp, python_decomp_table)
+        for _, probe in found.values():
+            probe.update({"_torchdynamo_disable": True, "_torchdynamo_disable_recursive": True,
+                          "_torchdynamo_disable_method": "dispatch_trace"})
+        return found
+
+    return _replaced(_retrace, "_decompositions", decompositions)
+
+
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
                    "retrace_ignores_the_table": retrace_ignores_the_table,
                    "retrace_keeps_names": retrace_keeps_names,
-                   "retrace_skips_dispatch_annotations": retrace_skips_dispatch_annotations}
+                   "retrace_skips_dispatch_annotations": retrace_skips_dispatch_annotations,
+                   "retrace_probes_around_the_lone_trace": retrace_probes_around_the_lone_trace}
 
 
 # ------------------------------------------------------------------------------------------------

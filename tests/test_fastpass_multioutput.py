@@ -24,7 +24,8 @@ from executorch.exir.pass_base import ExportPass
 
 import fastpass
 from tests import faults
-from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_renamed_node_is_traced,
+from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_one_op_decomposition_is_written,
+                                         check_a_renamed_node_is_traced,
                                          check_a_retargeted_nodes_dispatch_annotations_are_written)
 from tests.test_fastpass_rules import _describe, _Registered, _stock_and_fast
 
@@ -194,7 +195,8 @@ _CHECKS = {"copy_multi_output_as_single": check_multi_output_copy,
            "verifyonce_key_without_kwargs": check_verifyonce_keys_kwargs,
            "retrace_ignores_the_table": check_a_decomposed_op_is_traced,
            "retrace_keeps_names": check_a_renamed_node_is_traced,
-           "retrace_skips_dispatch_annotations": check_a_retargeted_nodes_dispatch_annotations_are_written}
+           "retrace_skips_dispatch_annotations": check_a_retargeted_nodes_dispatch_annotations_are_written,
+           "retrace_probes_around_the_lone_trace": check_a_one_op_decomposition_is_written}
 
 
 @pytest.mark.parametrize("fault", sorted(faults.FASTPASS_FAULTS))

@@ -10,7 +10,9 @@ it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_ru
 - a node whose name the trace would not give runs the stock re-trace, which renames it
   (`retrace_keeps_names`);
 - a node a pass moved to another op gets what dispatching that op writes into its meta
-  (`retrace_skips_dispatch_annotations`).
+  (`retrace_skips_dispatch_annotations`);
+- a node whose op the table decomposes into one op gets what that op's dispatch writes into its
+  meta, and nothing the lone trace of it writes for itself (`retrace_probes_around_the_lone_trace`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,29 @@ def check_a_decomposed_op_is_traced() -> None:
     assert (copied, run) == (0, 1)
 
 
+class _Conv(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def check_a_one_op_decomposition_is_written() -> None:
+    """conv2d in the table: the re-trace records its CompositeImplicitAutograd decomposition, one
+    convolution node named by its op (to_edge's second call, on every ARM model with a conv).
+    fastpass traces the op alone and writes the node as the whole trace would: the same graph,
+    names and meta -- and nothing of the lone trace's own (its dynamo-disabled dispatch_trace
+    annotates the meta current when it starts)."""
+    program = torch.export.export(_Conv().eval(), (torch.randn(1, 3, 8, 8),)).run_decompositions({})
+    assert A.conv2d.default in {n.target for n in program.graph.nodes}
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(True)))
+    assert A.convolution.default in {n.target for n in stock.graph.nodes}
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+
+
 def check_a_renamed_node_is_traced() -> None:
     """A node renamed by a pass: the re-trace names it again by its op; so must fastpass."""
     program = _functional_program()
@@ -104,11 +129,15 @@ def test_a_decomposed_op_is_traced():
     check_a_decomposed_op_is_traced()
 
 
+def test_a_one_op_decomposition_is_written():
+    check_a_one_op_decomposition_is_written()
+
+
 def test_a_renamed_node_is_traced():
     check_a_renamed_node_is_traced()
 
 
-def test_a_mutating_or_joint_program_is_not_plain():
+def test_the_reasons_a_program_is_traced():
     """The reasons the stock re-trace runs, as ``plain_program_reason`` names them."""
     from torch.export.exported_program import _split_decomp_table_to_cia_and_python_decomp
 
@@ -119,9 +148,9 @@ def test_a_mutating_or_joint_program_is_not_plain():
     assert _retrace.plain_program_reason(program, cia, python) == ""
     assert _retrace.plain_program_reason(program, cia, python, joint_loss_index=0) == "joint graph"
     kept = _functional_program(decomposed=False)
-    assert "would be decomposed" in _retrace.plain_program_reason(kept, cia, python)
+    assert "decomposes into more than one op" in _retrace.plain_program_reason(kept, cia, python)
     cia, python = _split_decomp_table_to_cia_and_python_decomp(_table(True))
-    assert "would be decomposed" in _retrace.plain_program_reason(kept, cia, python)  # preserved CIA: traced
+    assert _retrace.plain_program_reason(kept, cia, python) == ""  # linear preserved: written, its dispatch probed
     training = torch.export.export(_LinearRelu().eval(), (torch.randn(2, 4),))
     assert _retrace.plain_program_reason(training, cia, python) == "not post-functionalization ATen IR"
 
