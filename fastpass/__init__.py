@@ -3,7 +3,7 @@
 Public API (stable; see README/docstrings of the private modules for the why):
 
     FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
-                                   "verifyonce")
+                                   "verifyonce", "retrace")
     enabled(features=None, allow_untested_versions=False, trust="proven")   context manager
     enable(features=None, allow_untested_versions=False, trust="proven"); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -35,6 +35,9 @@ Features:
                 install the overrides directly
     verifyonce  the edge dialect's dtype verifier: don't re-run a check that already passed
                 on exactly this graph state
+    retrace     run_decompositions: write what its AOTAutograd re-trace would write when the
+                program is functional ATen IR and each node is recorded as it is or as the one
+                op its CompositeImplicitAutograd decomposition calls
 """
 
 from __future__ import annotations

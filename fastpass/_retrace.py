@@ -88,11 +88,8 @@ def _op_is_recorded_unchanged(target: Any, cia_to_decomp: Dict[Any, Callable],
     if target in python_decomp_table:
         return False
     if target in cia_to_decomp:
-        # A preserved CIA op is traced through its fake rule, which runs the op's original CIA
-        # kernel under export; a function in it under ``torch._dynamo.disable`` then annotates
-        # the node's ``custom`` meta in place (measured: deep_autoencoder's
-        # EDGE_DO_NOT_DECOMP.linear nodes gained _torchdynamo_disable* keys, ResNet8's did not).
-        # What that kernel runs is not known without running it: such a program is traced.
+        # The trace runs code of the table's for it: decomposed, or preserved through a fake
+        # rule that runs the op's original kernel (_check_nodes sorts these two).
         return False
     return not torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd")
 

@@ -190,6 +190,13 @@ def test_ciatable_alone(quantized, stock):
     assert st["cia_ops_overridden"] > 0 and st["nodes_copied"] == 0
 
 
+def test_retrace_alone(quantized, stock):
+    fp, st = _fast(quantized, ["retrace"])
+    assert fp == stock
+    assert st["retraces_copied"] > 0
+    assert st["nodes_copied"] == 0 and st["dtype_checks_skipped"] == 0
+
+
 def test_verifyonce_alone(quantized, stock):
     fp, st = _fast(quantized, ["verifyonce"])
     assert fp == stock
