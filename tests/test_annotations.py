@@ -111,3 +111,15 @@ def test_register_is_process_wide_and_unregister_leaves_the_table_alone():
     finally:
         annotations.unregister(CLAMP)
     assert annotations.entry(CLAMP) is arm_registry.REGISTRY[CLAMP]
+
+
+def test_the_view_family_read_off_schemas_is_the_family_of_every_aten_op():
+    """arm_registry's view family lists only the aten overloads whose schema says view (every
+    enable() reads the claim digests, which list its members); the members must be the ones
+    the rule picks from every aten overload, materialized."""
+    from fastpass.annotations import arm_registry
+
+    every = arm_registry._aten_ops(views_only=False)
+    family = arm_registry._view_ops()
+    assert set(family.members()) == {op for op in every if family.rule(op)}
+    assert 0 < len(family.members()) < len(every) // 5

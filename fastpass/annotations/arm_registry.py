@@ -170,13 +170,30 @@ def _shape_operand_calls() -> OpFamily:
                     "positional list argument", call_rule=shape_operand_in_a_list)
 
 
-def _aten_ops() -> List[Any]:
-    """Every aten overload the dispatcher has a schema for (the family's rule picks the views)."""
+def _schema_says_view(schema: Any) -> bool:
+    """``OpOverload.is_view`` read off the schema, as ``OpOverload.__init__`` computes it: some
+    argument aliases, and none of the aliasing arguments is written."""
+    is_write = None
+    for argument in schema.arguments:
+        if argument.alias_info is None:
+            continue
+        is_write = argument.alias_info.is_write if is_write is None else (argument.alias_info.is_write or is_write)
+    return is_write is not None and not is_write
+
+
+def _aten_ops(views_only: bool = True) -> List[Any]:
+    """The aten overloads the dispatcher has a schema for; by default only those whose schema
+    says view (the family's rule picks the views: any other op's ``is_view`` is False).
+
+    Why the filter: every ``enable()`` reads the ledger, whose claim digests list the view
+    family's members; materializing all ~2,500 aten overloads into ``torch.ops`` to read
+    ``is_view`` cost ~0.2 s of each lowering process, the views alone a tenth of that
+    (tests/test_annotations.py compares the members with the unfiltered list's)."""
     import torch
 
     known = []
     for schema in torch._C._jit_get_all_schemas():
-        if schema.name.startswith("aten::"):
+        if schema.name.startswith("aten::") and (not views_only or _schema_says_view(schema)):
             packet = getattr(torch.ops.aten, schema.name[len("aten::"):], None)
             op = getattr(packet, schema.overload_name or "default", None) if packet is not None else None
             if isinstance(op, torch._ops.OpOverload):
