@@ -21,6 +21,9 @@ from verify.usage import UsageError
 
 from verify.gate import passes as gp
 from verify.gate import run
+from verify.report.reproducer import load
+from verify.report.trust import authorize
+from verify.run.replay import replay
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import AnnotationFit, Feature
 
@@ -43,15 +46,15 @@ def assert_reproducer(verdict, kind: str) -> Path:
     path = Path(verdict.reproducers[kind])
     assert path.is_file() and path.name == f"{verdict.name}-{kind}.py"
     text = path.read_text()
-    assert "python -m verify gate --pass" in text and "--replay" in text
+    assert f"python -m verify replay {path} --trust --pass " in text
     # runnable on its own (needs only torch) ...
     proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     # ... it runs nothing it names without trust (its pass reference is code) ...
     with pytest.raises(UsageError, match="--trust"):
-        run.replay(path, None, None)
-    # ... and, trusted, it replays the divergence
-    assert run.replay(path, None, None, trust=True) == 1
+        authorize(load(path), False)
+    # ... and, trusted, it replays the divergence (`verify replay`'s replay)
+    assert replay(load(path)).exit_status == 1
     return path
 
 
@@ -134,13 +137,19 @@ def test_cli_gate_exit_status_json_and_junit(tmp_path):
     props = {p.get("name"): p.get("value") for p in suite.find("testcase/properties")}
     assert props["verdict"] == "unsound-copy" and "examples_with_evidence" in props
     assert (out / "hypothesis-db").is_dir()
-    untrusted = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay",
-                                entry["reproducers"]["unsound-copy"]], capture_output=True, text=True, timeout=600,
-                               cwd=ROOT)
+    # the reproducer replays with `verify replay`: refused without --trust (it imports its pass)
+    untrusted = subprocess.run([sys.executable, "-m", "verify", "replay", entry["reproducers"]["unsound-copy"]],
+                               capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert untrusted.returncode == 2 and "replay would: " in untrusted.stderr and "DIVERGES" not in untrusted.stdout
-    replay = subprocess.run([sys.executable, "-m", "verify", "gate", "--replay", entry["reproducers"]["unsound-copy"],
-                             "--trust"], capture_output=True, text=True, timeout=600, cwd=ROOT)
-    assert replay.returncode == 1 and "DIVERGES" in replay.stdout, replay.stderr[-2000:]
+    replayed = subprocess.run([sys.executable, "-m", "verify", "replay", entry["reproducers"]["unsound-copy"],
+                               "--trust"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert replayed.returncode == 1 and "DIVERGES" in replayed.stdout, replayed.stderr[-2000:]
+    assert replayed.stdout.splitlines()[-1].startswith("divergent: first divergent pass"), replayed.stdout[-2000:]
+    # ... with the pass and stage named (what `gate --pass REF --stage S --replay` did)
+    again = subprocess.run([sys.executable, "-m", "verify", "replay", entry["reproducers"]["unsound-copy"], "--trust",
+                            "--pass", ref("UndeclaredRewritePass"), "--stage", "edge-fp"],
+                           capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert again.returncode == 1 and "DIVERGES" in again.stdout, again.stderr[-2000:]
 
 
 def test_cli_unproven_exits_0_and_is_named(tmp_path):

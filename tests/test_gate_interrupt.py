@@ -131,12 +131,8 @@ def test_a_registry_run_whose_budget_is_spent_before_its_stages_start_is_red(tmp
     (["--direct-examples", "-1"], "--direct-examples must be at least 0, got -1"),
     (["--max-ops", "0"], "--max-ops must be at least 1, got 0"),
     (["--shrink-seconds", "-1"], "--shrink-seconds must be at least 0, got -1"),
-    (["--self-test", "--mutants", "0"], "--mutants must be at least 1, got 0"),
     (["--pass", "x:Y", "--stage", "edge-fp", "--stage", "quantized"], "--pass runs one stage"),
     (["--pass", "x:Y", "--since-gated"], "drop --pass"),
-    (["--replay", "no/such/reproducer.py"], "--replay no/such/reproducer.py: no such file"),
-    (["--resume", "st.json"], "--resume continues a --self-test run: add --self-test"),
-    (["--self-test", "--resume", "no/such/st.json"], "--resume no/such/st.json: no such file"),
     (["--junit", "/proc/gate.xml"], "--junit /proc/gate.xml: cannot write in /proc"),
     (["--pass", "no_such_module:Nope"], "cannot import"),
 ])
@@ -152,6 +148,36 @@ def test_bad_gate_usage_is_one_line_and_exit_2_before_any_work(tmp_path, capsys,
     lines = _own_lines(err, argv)
     assert len(lines) == 1 and lines[0].startswith("verify gate: ") and message in lines[0], err
     assert not (tmp_path / "verify-out").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mutants", "0"], "--mutants must be at least 1, got 0"),
+    (["--resume", "no/such/st.json"], "--resume no/such/st.json: no such file"),
+    (["-j", "0"], "-j must be at least 1, got 0"),
+    (["--max-seconds", "nan"], "--max-seconds must be positive, got nan"),
+    (["--json", "/proc/st.json"], "--json /proc/st.json: cannot write in /proc"),
+])
+def test_bad_selftest_usage_is_one_line_and_exit_2_before_any_work(tmp_path, capsys, monkeypatch, argv, message):
+    """`selftest` checks the gate's search options as `gate` does, and its own, before any work."""
+    from verify.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    status = main(["selftest", *argv])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = _own_lines(err, argv)
+    assert len(lines) == 1 and lines[0].startswith("verify selftest: ") and message in lines[0], err
+    assert not (tmp_path / "verify-out").exists()
+
+
+@pytest.mark.parametrize("option", ["--self-test", "--mutants", "--unaimed", "--resume", "--replay", "--trust"])
+def test_gate_no_longer_takes_the_selftest_or_replay_options(capsys, option):
+    """`selftest` and `replay` are commands of their own (issue 45): `gate` refuses their options."""
+    from verify.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["gate", option, "1"] if option in ("--mutants", "--resume", "--replay") else ["gate", option])
+    assert exit_.value.code == 2 and f"unrecognized arguments: {option}" in capsys.readouterr().err
 
 
 def _own_lines(err: str, argv: list[str]) -> list[str]:

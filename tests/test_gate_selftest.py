@@ -1,4 +1,4 @@
-"""`verify gate --self-test` (verify/gate/selftest.py): mutants derived from annotations, each
+"""`verify selftest` (verify/commands/selftest.py, verify/gate/selftest.py): mutants derived from annotations, each
 gated and judged killed / survived / equivalent, the score against its threshold, the JSON.
 The gate itself is replaced by a stand-in here (a real mutant costs a CI gate run: minutes);
 the mutants are derived from the toy passes' annotations."""
@@ -131,6 +131,7 @@ def test_each_mutant_gets_a_process_of_its_own_taken_as_one_ends_and_merged_in_s
     started, lock, others_started = [], threading.Lock(), threading.Event()
 
     def fake_launch(command, *, log_path, timeout, memory_limit, **_):
+        assert command[1:4] == ["-m", "verify", "selftest"], command  # the command, not gate's old --self-test
         shard = command[command.index("--shard") + 1]
         part = Path(command[command.index("--json") + 1])
         first, step = (int(x) for x in shard.split("/"))
@@ -354,7 +355,7 @@ def test_a_stopped_self_test_kills_its_mutant_processes_keeps_what_they_measured
     from tests.waiting import wait_for
 
     out, report = tmp_path / "out", tmp_path / "self-test.json"
-    proc = subprocess.Popen([sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", "4", "-j", "2",
+    proc = subprocess.Popen([sys.executable, "-m", "verify", "selftest", "--mutants", "4", "-j", "2",
                              "--seed", "0", "--out", str(out), "--json", str(report)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mutant_logs = [out / "self-test" / f"mutant-{i}.log" for i in (1, 2)]

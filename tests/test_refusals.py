@@ -152,11 +152,15 @@ GATE_REFUSALS = {
     "infer: a bad number": (["infer", "--max-ops", "0", "executorch.exir.passes:NoSuchPass47"], "--max-ops"),
     "an op the vocabulary lacks": (["gate", "--ops", "relu,bogus47"], "unknown vocabulary op(s) bogus47 in --ops"),
     "infer: an op the vocabulary lacks": (["infer", "x:Y", "--ops", "bogus47"], "unknown vocabulary op(s) bogus47"),
-    "a replay file that is no reproducer": (["gate", "--replay", "not_a_reproducer.txt"],
+    "a replay file that is no reproducer": (["replay", "not_a_reproducer.txt"],
                                             "not_a_reproducer.txt: no '# reproducer:' line"),
-    "another producer's reproducer": (["gate", "--replay", str(ROOT / "tests/data/known_divergences/"
-                                                               "convert_int64_output_ops_argmax.xcheck")],
-                                      "is a crosscheck reproducer, not a gate one: replay it with"),
+    "replay: --pass for another producer's reproducer": (
+        ["replay", "--trust", "--pass", "x:Y", str(ROOT / "tests/data/known_divergences/"
+                                                   "convert_int64_output_ops_argmax.xcheck")],
+        "--pass and --stage replay a gate reproducer; "),
+    "selftest: a bad number": (["selftest", "--mutants", "0"], "--mutants must be at least 1, got 0"),
+    "selftest: no such resume file": (["selftest", "--resume", "no/such/st.json"], "--resume no/such/st.json: no such file"),
+    "selftest: a gate option it shares": (["selftest", "--examples", "0"], "--examples must be at least 1"),
 }
 
 
@@ -260,11 +264,12 @@ def test_a_cluster_address_that_closes_or_answers_otherwise_is_named_as_such():
 
 
 @pytest.mark.parametrize("args", [["gate", "--ops", "bogus"], ["infer", "x:Y", "--ops", "bogus"],
-                                  ["gate", "--replay", "not_a_reproducer.txt"]])
+                                  ["replay", "not_a_reproducer.txt"], ["selftest", "--mutants", "0"]])
 def test_a_gate_usage_refusal_takes_less_than_3_seconds(tmp_path, args):
     """Issue 47's bound, as a user runs the command: `gate --ops bogus` took 3.9 s (the vocabulary's
-    names imported torch) and `gate --replay NOT_A_REPRODUCER` 4.4 s (the file was read after the
-    lowering stack was imported); now the names are verify.gate.op_names' and the file is read first."""
+    names imported torch) and `gate --replay NOT_A_REPRODUCER` (now `replay`) 4.4 s (the file was read
+    after the lowering stack was imported); now the names are verify.gate.op_names' and the file is
+    read first."""
     import time
 
     (tmp_path / "not_a_reproducer.txt").write_text("not a reproducer\n")

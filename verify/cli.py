@@ -7,6 +7,7 @@
     python -m verify bench [options]      interleaved stock/fastpass timing, identical output checked
     python -m verify gate [options]       prove targeted_ops annotations skip- and copy-sound
     python -m verify infer module:Class   propose a pass's minimal copy-sound targeted_ops
+    python -m verify selftest [options]   the gate's mutation score: wrong annotations gated as CI would
     python -m verify replay REPRODUCER    replay a saved reproducer (fuzz, gate, crosscheck)
     python -m verify fuzz [options]       a fuzz campaign: random graphs, both modes compared; pass coverage
     python -m verify peer [SUITES]        executorch's own Arm tests stock, with fastpass, crosschecked
@@ -63,17 +64,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
-    from verify.commands import bench, crosscheck, fuzz, gate, peer, replay, run
+    from verify.commands import bench, crosscheck, fuzz, gate, peer, replay, run, selftest
 
     run.add_parser(sub)  # `run`
     bench.add_parser(sub)  # `bench`
     run.add_report_parser(sub)  # `report`
     gate.add_parsers(sub)  # `gate` and `infer`
+    selftest.add_parser(sub)  # `selftest`
     for command in (replay, fuzz, peer, crosscheck):  # `replay`, `fuzz`, `peer`, `crosscheck`
         command.add_parser(sub)
     from verify.cluster import add_cluster_option
 
-    for name in ("run", "gate"):  # the campaign commands whose workers may run on a Ray cluster (issue 34)
+    for name in ("run", "gate", "selftest"):  # the campaign commands whose workers may run on a Ray cluster (issue 34)
         add_cluster_option(sub.choices[name])
     verbosity.add_arguments(parser)
     for command_parser in sub.choices.values():

@@ -2,7 +2,7 @@
 
     python -m verify gate [--pass REF ...] [--changed-since REV] [--examples N] [--min-evidence K]
                           [--stage edge-fp|quantized|ethos-u55|ethos-u85 ...] [-j N] [--pass-timeout S]
-                          [--junit FILE] [--json FILE] [--out DIR] [--replay REPRODUCER.py]
+                          [--junit FILE] [--json FILE] [--out DIR]
     python -m verify infer REF [--examples N] [--stage STAGE] [--json FILE]
 
 REF is `package.module:Class` or `path/to/file.py:Class`. Exit status of `gate`: 0 if no checked
@@ -15,13 +15,15 @@ the JSON's `ok` is false), next to the verdicts that finished.
 
 The command parses and checks the options, then hands the run to the gate's campaign
 (verify.gate.campaign: each `--pass` check, and in a registry run each stage's search and each
-direct check, in a worker process, `-j N` at a time), `--self-test` to verify.gate.selftest and
-`infer` to verify.gate.infer; the reports are written through verify.report.gate.
+direct check, in a worker process, `-j N` at a time) and `infer` to verify.gate.infer; the reports
+are written through verify.report.gate. The options of a search and their checks
+(`add_search_options`, `check_search_usage`, `search_defaults`) are also `selftest`'s
+(verify.commands.selftest), which gates wrong annotations as this command would; a gate
+reproducer is replayed by `verify replay` (verify.commands.replay).
 """
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import time
@@ -31,7 +33,7 @@ from verify.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.gate import ledger
 from verify.gate.campaign import (DEFAULT_OUT, DEFAULT_PASS_EXAMPLES, DEFAULT_REGISTRY_EXAMPLES,
-                                  DEFAULT_STAGES, DEFAULT_TOP_UP_SECONDS, gate_passes)
+                                  DEFAULT_TOP_UP_SECONDS, gate_passes)
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE
 from verify.report.document import write_document
 from verify.report.gate import table, unproven_line, write_json, write_junit
@@ -56,66 +58,15 @@ def add_parsers(sub) -> None:
                       help="when no checked pass is unsound or errored, write the run's verdicts into the proof "
                            "ledger (fastpass/annotations/proofs.json) and, for a registry run, HEAD into "
                            "fastpass/annotations/gated-at (a --pass run proves those passes only)")
-    gate.add_argument("--examples", type=int, default=None,
-                      help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
-                           f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
-    gate.add_argument("--stage", choices=STAGES, action="append", default=None,
-                      help="edge-fp (TOSA-1.0+FP pipeline / FP edge graphs), quantized (TOSA-1.0+INT), "
-                           "ethos-u55 or ethos-u85 (EthosUQuantizer, Vela); repeatable; default: all four "
-                           "for the registry run, edge-fp for --pass (one stage only)")
-    gate.add_argument("--min-evidence", type=int, default=DEFAULT_MIN_EVIDENCE, metavar="K",
-                      help="`sound` needs K examples in which fastpass acted in the pass (copied nodes "
-                           "for copy-sound, skipped it for skip-sound); less is `unexercised` "
-                           "(default %(default)s)")
-    gate.add_argument("--top-up", type=int, default=None, metavar="N",
-                      help="registry run: after --examples, up to N more graphs per stage drawn for "
-                           "the passes still short of evidence (default: --examples)")
-    gate.add_argument("--direct-examples", type=int, default=None, metavar="N",
-                      help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
-                           "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
-    gate.add_argument("--max-seconds", type=float, default=None, metavar="S",
-                      help="time budget of the whole run. A registry run keeps a sixth for the direct "
-                           "runs; the stage searches run -j at a time, so each gets the rest divided by "
-                           "the rounds of -j searches (4 stages, -j 2: half of it each; -j 1: a quarter), "
-                           "counted from its own start and never past the direct runs' sixth; graphs past "
-                           "it are not drawn; a pass whose check (a stage search or its own) has not started "
-                           "by then is an error, 'not started' (default: none)")
+    add_search_options(gate)
     gate.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                       help="workers at once: --pass checks, or a registry run's stage searches and then "
                            "its direct checks, each in a worker process; default: 2 or the CPU count, "
                            "if smaller")
-    gate.add_argument("--pass-timeout", type=float, default=None, metavar="S",
-                      help="a worker still running after S seconds is killed: its pass gets an error "
-                           "verdict (<worker-timeout>), or a registry stage an error entry "
-                           "(<worker-timeout:STAGE>) and no evidence; default: 1800 for a pass check, "
-                           "7200 for a stage search (a hang guard: bound a run with --max-seconds)")
-    gate.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
-                      help="registry run: time budget of the top-up per stage (default %(default)s)")
-    gate.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
-    gate.add_argument("--ops", default=None,
-                      help="comma-separated vocabulary ops (generators.random) the graphs are built from")
-    gate.add_argument("--seed", type=int, default=None,
-                      help="fixed Hypothesis seed (repeatable runs; the example database is then not used)")
-    gate.add_argument("--shrink-seconds", type=float, default=300.0, help="time budget to shrink one failure")
     gate.add_argument("--direct", action="store_true",
                       help="run the --pass passes directly on edge graphs even if the pipeline invokes them")
-    gate.add_argument("--replay", type=Path, default=None, metavar="REPRODUCER",
-                      help="re-run one saved reproducer (exit 1 if it still diverges)")
-    gate.add_argument("--trust", action="store_true",
-                      help="with --replay: run the code the reproducer names (it imports its pass reference); "
-                           "without it the file is checked and what it would run is said, nothing runs")
-    gate.add_argument("--self-test", action="store_true",
-                      help="mutation score: gate N wrong annotations derived from the registry, as CI would "
-                           "(verify.gate.selftest); exit 1 if it kills fewer than its threshold")
-    gate.add_argument("--mutants", type=int, default=6, metavar="N", help="--self-test: mutants gated (default 6)")
-    gate.add_argument("--unaimed", action="store_true",
-                      help="--self-test: draw as the gate did before its aimed search (a before/after figure)")
-    gate.add_argument("--resume", type=Path, default=None, metavar="JSON",
-                      help="--self-test: keep the mutants the --json of an earlier run of the same sample, "
-                           "settings and revision gated; gate the rest")
-    gate.add_argument("--shard", type=_shard, default=None, help=argparse.SUPPRESS)  # a self-test's mutant process
-    gate.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
-    gate.add_argument("--json", type=Path, default=None, help="write the JSON report here")
+    gate.add_argument("--ops", default=None,
+                      help="comma-separated vocabulary ops (generators.random) the graphs are built from")
     gate.add_argument("--junit", type=Path, default=None, help="write a JUnit XML report here")
     gate.set_defaults(handler=cmd_gate)
 
@@ -130,6 +81,51 @@ def add_parsers(sub) -> None:
     infer.add_argument("--json", type=Path, default=None, metavar="FILE",
                        help="also write the proposed targeted_ops and how they fit the annotation as JSON here")
     infer.set_defaults(handler=cmd_infer)
+
+
+def add_search_options(parser) -> None:
+    """The options of the gate's search and its budget: `gate`'s, and `selftest`'s, which gates
+    each mutant as `gate` would (checked by `check_search_usage`, defaulted by `search_defaults`;
+    each command adds its own `-j`, which both check and default there)."""
+    from verify.gate.stages import STAGES
+
+    parser.add_argument("--examples", type=int, default=None,
+                        help=f"graphs per stage for the registry run (default {DEFAULT_REGISTRY_EXAMPLES}), "
+                             f"per mode for --pass (default {DEFAULT_PASS_EXAMPLES})")
+    parser.add_argument("--stage", choices=STAGES, action="append", default=None,
+                        help="edge-fp (TOSA-1.0+FP pipeline / FP edge graphs), quantized (TOSA-1.0+INT), "
+                             "ethos-u55 or ethos-u85 (EthosUQuantizer, Vela); repeatable; default: all four "
+                             "for the registry run, edge-fp for --pass (one stage only)")
+    parser.add_argument("--min-evidence", type=int, default=DEFAULT_MIN_EVIDENCE, metavar="K",
+                        help="`sound` needs K examples in which fastpass acted in the pass (copied nodes "
+                             "for copy-sound, skipped it for skip-sound); less is `unexercised` "
+                             "(default %(default)s)")
+    parser.add_argument("--top-up", type=int, default=None, metavar="N",
+                        help="registry run: after --examples, up to N more graphs per stage drawn for "
+                             "the passes still short of evidence (default: --examples)")
+    parser.add_argument("--direct-examples", type=int, default=None, metavar="N",
+                        help="registry run: graphs per feature for the passes no stage's pipeline invokes, "
+                             "run directly on edge/ATen graphs (default: --min-evidence + 3; 0 = untested)")
+    parser.add_argument("--max-seconds", type=float, default=None, metavar="S",
+                        help="time budget of the whole run. A registry run keeps a sixth for the direct "
+                             "runs; the stage searches run -j at a time, so each gets the rest divided by "
+                             "the rounds of -j searches (4 stages, -j 2: half of it each; -j 1: a quarter), "
+                             "counted from its own start and never past the direct runs' sixth; graphs past "
+                             "it are not drawn; a pass whose check (a stage search or its own) has not started "
+                             "by then is an error, 'not started' (default: none)")
+    parser.add_argument("--pass-timeout", type=float, default=None, metavar="S",
+                        help="a worker still running after S seconds is killed: its pass gets an error "
+                             "verdict (<worker-timeout>), or a registry stage an error entry "
+                             "(<worker-timeout:STAGE>) and no evidence; default: 1800 for a pass check, "
+                             "7200 for a stage search (a hang guard: bound a run with --max-seconds)")
+    parser.add_argument("--top-up-seconds", type=float, default=DEFAULT_TOP_UP_SECONDS,
+                        help="registry run: time budget of the top-up per stage (default %(default)s)")
+    parser.add_argument("--max-ops", type=int, default=4, help="ops per random graph (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="fixed Hypothesis seed (repeatable runs; the example database is then not used)")
+    parser.add_argument("--shrink-seconds", type=float, default=300.0, help="time budget to shrink one failure")
+    parser.add_argument("--out", type=Path, default=None, help="artifacts (default verify-out/gate)")
+    parser.add_argument("--json", type=Path, default=None, help="write the JSON report here")
 
 
 def _resolve_all(refs):
@@ -172,18 +168,6 @@ def _ops(text: str | None) -> list[str] | None:
     return ops
 
 
-def _replay_file(path: Path) -> None:
-    """UsageError unless `path` is a gate reproducer, read as verify.report.trust reads one (its
-    manifest line: no code from it runs, nothing is imported): a file that is none, or another
-    producer's, is refused before the lowering stack is imported for the replay."""
-    from verify.report.reproducer import Producer
-    from verify.report.trust import other_producers, read
-
-    refusal = other_producers(read(path), Producer.GATE)
-    if refusal:
-        raise UsageError(refusal)
-
-
 def _at_least(value: float | None, least: int, option: str) -> None:
     """One usage check of a number (None: not given): refused with one line, exit 2."""
     if value is not None and not value >= least:  # NaN too
@@ -195,15 +179,10 @@ def _positive(value: float | None, option: str) -> None:
         raise UsageError(f"{option} must be positive, got {value:g}")
 
 
-def check_gate_usage(args) -> list[str] | None:
-    """Every gate argument that can be wrong, checked before any work (UsageError: one line,
-    exit 2): numbers out of range, unknown ops, combinations that contradict each other, output
-    paths that cannot be written, a --replay file that does not exist or is no gate reproducer,
-    a --pass reference that is wrong on its face (no file or module, no such class in its
-    source). Returns the --ops list. All before the lowering stack is imported (torch,
-    executorch: seconds, and their warnings before the one line). --pass references are
-    resolved next, then --out is checked (cmd_gate), also before any work; --stage is
-    argparse's (a choice)."""
+def check_search_usage(args) -> None:
+    """The search options (`add_search_options`) that can be wrong: numbers out of range, an
+    unwritable --json (UsageError: one line, exit 2), checked before the lowering stack is
+    imported; --stage is argparse's (a choice), --seed any integer (a Hypothesis seed)."""
     from verify.output_paths import check_output_file
 
     _at_least(args.examples, 1, "--examples")
@@ -216,49 +195,18 @@ def check_gate_usage(args) -> list[str] | None:
     _at_least(args.direct_examples, 0, "--direct-examples")
     _at_least(args.max_ops, 1, "--max-ops")
     _at_least(args.shrink_seconds, 0, "--shrink-seconds")
-    _at_least(args.mutants, 1, "--mutants")
-    # --seed: any integer is a Hypothesis seed (argparse refuses the rest, exit 2)
-    if args.passes and args.stage and len(set(args.stage)) > 1:
-        raise UsageError("--pass runs one stage: give one --stage")
-    if args.since_gated and args.changed_since:
-        raise UsageError("--since-gated and --changed-since name two different bases")
-    if args.passes and (args.since_gated or args.changed_since):
-        raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
-    if args.replay is not None and not args.replay.is_file():
-        raise UsageError(f"--replay {args.replay}: no such file")
-    if args.replay is not None:
-        _replay_file(args.replay)
-    if args.resume is not None and not args.self_test:
-        raise UsageError("--resume continues a --self-test run: add --self-test")
-    if args.resume is not None and not args.resume.is_file():
-        raise UsageError(f"--resume {args.resume}: no such file")
     if args.json:
         check_output_file(args.json, "--json")
-    if args.junit:
-        check_output_file(args.junit, "--junit")
-    ops = _ops(args.ops)
-    _refs_on_their_face(args.passes)
-    return ops
 
 
-def _shard(text: str) -> tuple[int, int]:
-    """`I/K` (0 <= I < K): a self-test process gates every K-th mutant from the (I+1)-th (K = the sample: one)."""
-    try:
-        first, step = (int(part) for part in text.split("/"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected I/K, got {text!r}") from None
-    if not 0 <= first < step:
-        raise argparse.ArgumentTypeError(f"expected 0 <= I < K, got {text!r}")
-    return first, step
-
-
-def cmd_gate(args) -> int:
+def search_defaults(args, registry: bool) -> None:
+    """The search options' defaults that depend on the run (a registry run's or a --pass check's)
+    or on this machine, set on `args` once they are checked: --examples, -j, --pass-timeout (and
+    a stage search's timeout), --direct-examples."""
     from verify.gate.workers import DEFAULT_PASS_TIMEOUT, DEFAULT_STAGE_TIMEOUT, default_parallel
-    from verify.jobs.launcher import stop_on_signals, stop_signal
 
     if args.examples is None:
-        args.examples = DEFAULT_PASS_EXAMPLES if args.passes else DEFAULT_REGISTRY_EXAMPLES
-    ops = check_gate_usage(args)  # UsageError: one line, exit 2, before any work
+        args.examples = DEFAULT_REGISTRY_EXAMPLES if registry else DEFAULT_PASS_EXAMPLES
     if args.jobs is None:
         args.jobs = default_parallel()
     args.stage_timeout = DEFAULT_STAGE_TIMEOUT if args.pass_timeout is None else args.pass_timeout
@@ -266,21 +214,39 @@ def cmd_gate(args) -> int:
         args.pass_timeout = DEFAULT_PASS_TIMEOUT
     if args.direct_examples is None:
         args.direct_examples = args.min_evidence + 3
-    if args.self_test:  # the registry's own annotations, mutated: verify.gate.selftest
-        from verify.gate.selftest import main as self_test
 
-        with stop_on_signals():  # a stop kills the mutant processes' groups; what they measured is kept
-            code = self_test(args, DEFAULT_STAGES)
-        return code if stop_signal() is None else 128 + stop_signal()
-    # after the argument checks: these import the lowering stack (torch, executorch: seconds)
+
+def check_gate_usage(args) -> list[str] | None:
+    """Every gate argument that can be wrong, checked before any work (UsageError: one line,
+    exit 2): the search options (`check_search_usage`), unknown ops, combinations that contradict
+    each other, an unwritable --junit, a --pass reference that is wrong on its face (no file or
+    module, no such class in its source). Returns the --ops list. All before the lowering stack
+    is imported (torch, executorch: seconds, and their warnings before the one line). --pass
+    references are resolved next, then --out is checked (cmd_gate), also before any work."""
+    from verify.output_paths import check_output_file
+
+    check_search_usage(args)
+    if args.passes and args.stage and len(set(args.stage)) > 1:
+        raise UsageError("--pass runs one stage: give one --stage")
+    if args.since_gated and args.changed_since:
+        raise UsageError("--since-gated and --changed-since name two different bases")
+    if args.passes and (args.since_gated or args.changed_since):
+        raise UsageError("--since-gated/--changed-since choose passes from the registry: drop --pass")
+    if args.junit:
+        check_output_file(args.junit, "--junit")
+    ops = _ops(args.ops)
+    _refs_on_their_face(args.passes)
+    return ops
+
+
+def cmd_gate(args) -> int:
+    from verify.jobs.launcher import stop_on_signals, stop_signal
+
+    ops = check_gate_usage(args)  # UsageError: one line, exit 2, before any work
+    search_defaults(args, registry=not args.passes)
+    # after the argument checks: this imports the lowering stack (torch, executorch: seconds)
     from verify.gate import passes as gp
-    from verify.gate import run
-    if args.replay is not None:
-        try:
-            return run.replay(args.replay, args.passes[0] if args.passes else None,
-                              args.stage[0] if args.stage else None, trust=args.trust)
-        except (ValueError, OSError, gp.PassRefError) as exc:
-            raise UsageError(str(exc)) from None
+
     explicit = _resolve_all(args.passes)  # UsageError: exit 2, before any work
     out = args.out or DEFAULT_OUT
     check_output_folder(out, "--out")  # UsageError; else the folder exists now

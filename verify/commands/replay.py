@@ -2,11 +2,12 @@
 
 It reads the reproducer's manifest (verify.report.reproducer), checks it without running
 anything from it and refuses a file that names code to run unless `--trust` is given
-(verify.report.trust: the checks `python -m verify.crosscheck replay` and `verify gate --replay`
-share), runs it under the hash seed it was found under (in a child process when this one runs
+(verify.report.trust: the checks `python -m verify.crosscheck replay` shares), runs it under the hash seed it was found under (in a child process when this one runs
 under another), hands it to the replay of the producer that saved it, and says identical or
 divergent, with the first divergent pass. Exit 0 identical, 1 divergent (or the replay failed:
 the problem is still there), 2 for bad usage, a file that is not a reproducer or a malformed one.
+A gate reproducer can be replayed with another pass (`--pass REF`, e.g. the pass after a fix, in
+a file of its own) or on another stage (`--stage`) than the ones it names.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ DEFAULT_OUT = Path("verify-out/replay")
 
 
 def add_parser(sub) -> None:
+    from verify.gate.stages import STAGES
+
     parser = sub.add_parser("replay", help="replay a saved reproducer (fuzz, gate or crosscheck): identical or divergent",
                             description="Replay a saved reproducer (fuzz, gate or crosscheck) under the hash seed it "
                                         "was saved under, and say what it finds.",
@@ -39,6 +42,11 @@ def add_parser(sub) -> None:
     parser.add_argument("--trust", action="store_true",
                         help="run the code a gate or crosscheck reproducer names (a pass it imports, a pickle); "
                              "without it such a file is refused, after saying what it would run")
+    parser.add_argument("--pass", dest="pass_ref", default=None, metavar="REF",
+                        help="a gate reproducer: replay it with this pass (module:Class or path/to/file.py:Class) "
+                             "instead of the one it names")
+    parser.add_argument("--stage", choices=STAGES, default=None,
+                        help="a gate reproducer: replay it on this stage instead of the one it was found on")
     parser.add_argument("--any-hash-seed", action="store_true",
                         help="replay under this process's hash seed, not the one the reproducer was saved under")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -53,19 +61,32 @@ def cmd_replay(args) -> int:
         execution = authorize(saved, args.trust)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
+    manifest = saved.manifest
+    if (args.pass_ref or args.stage) and manifest.producer is not Producer.GATE:
+        raise UsageError(f"--pass and --stage replay a gate reproducer; {args.file} is a {manifest.producer} one")
+    if args.pass_ref:
+        from verify.gate.passes import reference_problem  # read, not imported: before the lowering stack
+
+        problem = reference_problem(args.pass_ref)
+        if problem:
+            raise UsageError(problem)
     if args.out is not None:
         check_output_folder(args.out, "--out")
-    manifest = saved.manifest
     seed = manifest.hash_seed
     if seed is not None and os.environ.get("PYTHONHASHSEED") != seed and not args.any_hash_seed:
         # The divergence was found under this seed: replay it there (string hashing orders sets).
         command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
-                   *(["--trust"] if args.trust else []), *(["--out", str(args.out)] if args.out else [])]
+                   *(["--trust"] if args.trust else []), *(["--out", str(args.out)] if args.out else []),
+                   *(["--pass", args.pass_ref] if args.pass_ref else []),
+                   *(["--stage", args.stage] if args.stage else [])]
         return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
     for line in execution.what:
         print(f"replay: {line}", file=sys.stderr)
     what = f" of {manifest.pass_ref}" if manifest.pass_ref else ""
-    print(f"replaying {manifest.producer} reproducer{what} ({manifest.target or 'no target'}, features "
+    if args.pass_ref:
+        what = f" with {args.pass_ref} (saved{what})"
+    target = args.stage or manifest.target
+    print(f"replaying {manifest.producer} reproducer{what} ({target or 'no target'}, features "
           f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
           f"{manifest.first_divergent_pass or 'not located'})", flush=True)
     out = args.out
@@ -74,7 +95,7 @@ def cmd_replay(args) -> int:
     if out is not None:
         print(f"replay: writes under {out}", file=sys.stderr)
     try:
-        replayed = replay(saved, out)
+        replayed = replay(saved, out, pass_ref=args.pass_ref, stage=args.stage)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
     for line in replayed.details[:12]:

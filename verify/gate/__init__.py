@@ -18,5 +18,5 @@
     op_names.py the vocabulary's op names, free of torch (the command checks --ops first; a test keeps them equal)
     verdict.py  what a verdict rests on: the one place that says what `sound` means
     ledger.py   the proof ledger (fastpass/annotations/proofs.json) written from a passing run
-    selftest.py `--self-test`: the gate's mutation score on wrong annotations derived from the registry
+    selftest.py `verify selftest`: the gate's mutation score on wrong annotations derived from the registry
 """

@@ -37,8 +37,7 @@ from verify.gate import passes as gp
 from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
                                form_route, strategy_for)
 from verify.gate.stages import STAGES
-from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, load, save
-from verify.report.trust import authorize, other_producers
+from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
 from verify.vocabulary import Ending, Feature, Verdict
 
@@ -134,8 +133,9 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: ProofStatus, mode: str,
     save(path, manifest, spec.to_python(), notes=[
         f"verify gate reproducer: {verdict} of {v.qualname}",
         f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph.",
-        "Exit 1 while the annotation is still unsound; also:",
-        f"  python -m verify gate --pass {v.ref} --stage {stage} --replay {path}",
+        "Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
+        "--pass REF or --stage STAGE replays it with another pass or stage:",
+        f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}",
         *scope, f"first divergence: {outcome.where}", "differences:",
         *("  " + line for line in (outcome.detail or "").splitlines()[:12])])
     return path
@@ -278,21 +278,11 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     return v
 
 
-def replay(path: Path, ref: str | None, stage: str | None, trust: bool = False) -> int:
-    """`verify gate --replay`: `verify replay` for a gate reproducer, optionally with another
-    pass reference or stage. Exit 1 while it still diverges. Like `verify replay`, it runs the
-    code the file names (its pass reference) only with `trust` (verify.report.trust.authorize)."""
-    saved = load(path)
-    refusal = other_producers(saved, Producer.GATE)
-    if refusal:
-        raise ValueError(refusal)
-    authorize(saved, trust)
-    return replay_saved(saved, ref, stage).exit_status
-
-
 def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = None) -> Replayed:
     """Lower the saved graph stock and with fastpass on for the pass (and, for a registry
-    reproducer, every annotated pass but the excluded ones), as the gate did."""
+    reproducer, every annotated pass but the excluded ones), as the gate did: `verify replay`'s
+    replay of a gate reproducer (verify.run.replay), optionally with another pass reference or
+    stage (`--pass`, `--stage`)."""
     manifest = saved.manifest
     spec = saved.graph_spec()
     cls = gp.resolve_pass(ref or manifest.pass_ref)

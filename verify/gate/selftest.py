@@ -1,4 +1,4 @@
-"""`verify gate --self-test`: a mutation score for the gate, on the real registry.
+"""`verify selftest`: a mutation score for the gate, on the real registry.
 
 Why: a gate that calls every annotation `sound` looks the same as a gate that proves them. Here
 wrong annotations are derived from the real entries (each a fault a reviewer could make), the
@@ -284,7 +284,7 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
 
 
 def main(args, default_stages) -> int:
-    """`verify gate --self-test [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
+    """`verify selftest [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
     if the gate kills at least the threshold share of the non-equivalent mutants, 1 otherwise."""
     from verify.gate import graphs
     from verify.gate import passes as gp
@@ -431,7 +431,7 @@ def in_processes(args, seed: int, out: Path, todo: list[int],
         part(index).unlink(missing_ok=True)
 
     def command(index: int) -> list[str]:
-        words = [sys.executable, "-m", "verify", "gate", "--self-test", "--mutants", str(n), "--seed", str(seed),
+        words = [sys.executable, "-m", "verify", "selftest", "--mutants", str(n), "--seed", str(seed),
                  "--shard", f"{index - 1}/{n}", "-j", "1", "--json", str(part(index)),
                  "--out", str(args.out or DEFAULT_OUT)]
         for name in _PROCESS_OPTIONS:

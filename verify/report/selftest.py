@@ -1,5 +1,5 @@
 """The gate self-test's report: each mutant's verdict, the score against its threshold, the table
-on the terminal and the JSON (`verify gate --self-test --json`).
+on the terminal and the JSON (`verify selftest --json`).
 
 Why here: the report package writes every command's table and JSON, and the self-test's JSON is
 also what `--resume` reads back (`MutantResult.from_dict`). Deriving, sampling and gating the

@@ -9,8 +9,8 @@ would execute, and executes code named by the file only with `--trust` (the prom
 opt-in, fit for CI). A fuzz reproducer needs no trust: its replay builds the graph described
 in the manifest from generators.random's vocabulary and runs no code from the file.
 
-Every way in checks here: `python -m verify replay` (verify.commands.replay), `python -m
-verify.crosscheck replay` and `verify gate --replay` (verify.gate.run). It sits beside the
+Every way in checks here: `python -m verify replay` (verify.commands.replay) and `python -m
+verify.crosscheck replay`. It sits beside the
 format (verify.report.reproducer), below the producers whose reproducers it checks, so that a
 producer's own replay may check its files too.
 """
@@ -125,14 +125,6 @@ def authorize(saved: Reproducer, trust: bool) -> Execution:
         raise UsageError(f"{saved.path} is a {saved.manifest.producer} reproducer: replaying it runs code the file "
                          "names (above); replay only files you trust, with --trust")
     return execution
-
-
-def other_producers(saved: Reproducer, producer: Producer) -> str | None:
-    """Why `saved` is not `producer`'s to replay (it names the command that replays it), or None:
-    the one wording for a producer's replay refusing another's reproducer."""
-    if saved.manifest.producer is producer:
-        return None
-    return f"{saved.path} is a {saved.manifest.producer} reproducer, not a {producer} one: replay it with {saved.command}"
 
 
 def read(path: Path) -> Reproducer:

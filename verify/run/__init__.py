@@ -12,6 +12,6 @@ journaled as it finishes so that nothing is lost.
 
 Why a folder: the first four are one job -- `python -m verify run` (verify.commands.run) drives
 them and verify.report writes what they found. replay.py runs again what a campaign saved (a
-reproducer), for `python -m verify replay` (verify.commands.replay), `python -m verify.crosscheck
-replay` and `verify gate --replay`.
+reproducer), for `python -m verify replay` (verify.commands.replay) and `python -m verify.crosscheck
+replay`.
 """

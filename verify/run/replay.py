@@ -15,9 +15,11 @@ from pathlib import Path
 from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError
 
 
-def replay(saved: Reproducer, out: Path | None = None) -> Replayed:
+def replay(saved: Reproducer, out: Path | None = None, pass_ref: str | None = None,
+           stage: str | None = None) -> Replayed:
     """Replay `saved` in this process with its producer's replay (after `authorize`); what the
-    replay saves (a crosscheck call that diverges again) goes to `out`."""
+    replay saves (a crosscheck call that diverges again) goes to `out`. A gate reproducer is
+    replayed with the pass `pass_ref` and on `stage` when given, else with those it names."""
     producer = saved.manifest.producer
     if producer is Producer.FUZZ:
         from verify.fuzz.search import replay as replay_graph
@@ -28,8 +30,10 @@ def replay(saved: Reproducer, out: Path | None = None) -> Replayed:
         from verify.gate.run import replay_saved
 
         try:
-            return replay_saved(saved)
+            return replay_saved(saved, pass_ref, stage)
         except PassRefError as exc:  # the file's pass reference does not resolve (or is no pass)
+            if pass_ref:  # the command line's reference, not the file's
+                raise ReproducerError(f"--pass {pass_ref}: {exc}") from None
             raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
     from verify.crosscheck.replay import replay as replay_call
 
