@@ -10,7 +10,7 @@ import pytest
 
 from verify.compare.checks import CheckResult
 from verify.compare.comparison import (Comparison, StockRelowered, compare_lowerings, order_recheck,
-                                       recheck_orders)
+                                       recheck_orders, relower_in_process)
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.lowering.lower import LoweringResult, Payload
 from verify.lowering.mode import Mode
@@ -76,9 +76,34 @@ def test_stock_differing_from_itself_is_nondeterministic():
     relower, _ = relowered(STOCK, STOCK, again=lowering(payload=b"c"))
     comparison = compare_lowerings(STOCK, OTHER, relower)
     assert comparison.stock_differs_from_itself and comparison.verdict is Verdict.NONDETERMINISTIC
+    assert "lowered again as it ran differs from its first lowering in payload" in comparison.explanation
     relower, _ = relowered(STOCK, STOCK, again=lowering())
     comparison = compare_lowerings(STOCK, OTHER, relower)
     assert not comparison.stock_differs_from_itself and comparison.verdict is Verdict.DIVERGENT
+
+
+def test_stock_differing_from_itself_elsewhere_excuses_nothing():
+    # Vela's nondeterministic command stream must not hide a fastpass fault in another check.
+    broken = lowering(Mode.FASTPASS, payload=b"b", error="E: x")
+    relower, _ = relowered(STOCK, STOCK, again=lowering(payload=b"c"))
+    comparison = compare_lowerings(STOCK, broken, relower)
+    assert set(comparison.failed) > {"payload"}
+    assert not comparison.stock_differs_from_itself and comparison.verdict is Verdict.DIVERGENT
+
+
+def test_the_in_process_recheck_lowers_under_each_order_and_once_as_it_ran():
+    from torch.fx import Node
+
+    address_hash = Node.__hash__
+    ordered = []  # per lowering: was it under a node order (Node.__hash__ patched)?
+
+    def lower_stock():
+        ordered.append(Node.__hash__ is not address_hash)
+        return lowering(payload=b"c" if len(ordered) == 3 else b"a")
+
+    comparison = compare_lowerings(STOCK, OTHER, relower_in_process(lower_stock))
+    assert ordered == [True, True, False]  # ascending, descending, then as it first ran
+    assert comparison.stock_differs_from_itself and comparison.verdict is Verdict.NONDETERMINISTIC
 
 
 def test_a_recheck_made_elsewhere():

@@ -11,6 +11,12 @@ def csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def at_least(value: float | None, least: int, option: str) -> None:
+    """One usage check of a number (None: not given): refused with one line, exit 2."""
+    if value is not None and not value >= least:  # NaN too
+        raise UsageError(f"{option} must be at least {least}, got {value:g}")
+
+
 def features(text: str) -> tuple[str, ...]:
     """'all' is (); a list names each feature once. An empty list is refused, not read as all
     (which is what () means): `--features ""` from an unset shell variable would otherwise

@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from verify.commands.arguments import at_least
 from verify.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.gate import ledger
@@ -168,12 +169,6 @@ def _ops(text: str | None) -> list[str] | None:
     return ops
 
 
-def _at_least(value: float | None, least: int, option: str) -> None:
-    """One usage check of a number (None: not given): refused with one line, exit 2."""
-    if value is not None and not value >= least:  # NaN too
-        raise UsageError(f"{option} must be at least {least}, got {value:g}")
-
-
 def _positive(value: float | None, option: str) -> None:
     if value is not None and not value > 0:
         raise UsageError(f"{option} must be positive, got {value:g}")
@@ -185,16 +180,16 @@ def check_search_usage(args) -> None:
     imported; --stage is argparse's (a choice), --seed any integer (a Hypothesis seed)."""
     from verify.output_paths import check_output_file
 
-    _at_least(args.examples, 1, "--examples")
-    _at_least(args.min_evidence, 1, "--min-evidence")
+    at_least(args.examples, 1, "--examples")
+    at_least(args.min_evidence, 1, "--min-evidence")
     _positive(args.max_seconds, "--max-seconds")
-    _at_least(args.jobs, 1, "-j")
+    at_least(args.jobs, 1, "-j")
     _positive(args.pass_timeout, "--pass-timeout")
-    _at_least(args.top_up, 0, "--top-up")
-    _at_least(args.top_up_seconds, 0, "--top-up-seconds")
-    _at_least(args.direct_examples, 0, "--direct-examples")
-    _at_least(args.max_ops, 1, "--max-ops")
-    _at_least(args.shrink_seconds, 0, "--shrink-seconds")
+    at_least(args.top_up, 0, "--top-up")
+    at_least(args.top_up_seconds, 0, "--top-up-seconds")
+    at_least(args.direct_examples, 0, "--direct-examples")
+    at_least(args.max_ops, 1, "--max-ops")
+    at_least(args.shrink_seconds, 0, "--shrink-seconds")
     if args.json:
         check_output_file(args.json, "--json")
 
@@ -311,8 +306,8 @@ def cmd_gate(args) -> int:
 def cmd_infer(args) -> int:
     from verify.output_paths import check_output_file
 
-    _at_least(args.examples, 1, "--examples")
-    _at_least(args.max_ops, 1, "--max-ops")
+    at_least(args.examples, 1, "--examples")
+    at_least(args.max_ops, 1, "--max-ops")
     if args.json:
         check_output_file(args.json, "--json")
     ops = _ops(args.ops)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from verify.commands.gate import _at_least, add_search_options, check_search_usage, search_defaults
+from verify.commands.arguments import at_least
+from verify.commands.gate import add_search_options, check_search_usage, search_defaults
 from verify.gate.campaign import DEFAULT_STAGES
 from verify.usage import UsageError
 
@@ -55,7 +56,7 @@ def cmd_selftest(args) -> int:
     from verify.jobs.launcher import stop_on_signals, stop_signal
 
     check_search_usage(args)  # UsageError: one line, exit 2, before any work
-    _at_least(args.mutants, 1, "--mutants")
+    at_least(args.mutants, 1, "--mutants")
     if args.resume is not None and not args.resume.is_file():
         raise UsageError(f"--resume {args.resume}: no such file")
     search_defaults(args, registry=True)

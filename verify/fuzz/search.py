@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from verify.compare.checks import CheckResult
-from verify.compare.comparison import Comparison, StockRelowered, compare_lowerings
+from verify.compare.comparison import Comparison, compare_lowerings, relower_in_process
 from verify.compare.divergence import Divergence, OrderRecheck
 from verify.fuzz.coverage import ops_acted_on, record_coverage, target_vocabulary
 from verify.lowering.heap import freeze_long_lived_heap, release_long_lived_heap
 from verify.lowering.lower import LoweringResult, lower
 from verify.lowering.mode import Mode
-from verify.lowering.node_order import under_each_order
 from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, PrepareError, export_program
 from verify.lowering.targets import get_target
 from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
@@ -83,7 +82,7 @@ class CheckedGraph:
         for name in self.failed:
             lines += [f"  {name}: {d}" for d in self.checks[name].details[:4]]
         if self.order_recheck is not None:
-            lines.append("  " + self.order_recheck.describe())
+            lines.append("  " + self.comparison.explanation)
         return "\n".join(lines)
 
 
@@ -111,8 +110,8 @@ def verify_graph(spec, target: str = "tosa-int", features: tuple[str, ...] = (),
     stock = lower(program, chosen, Mode.STOCK, reference_sets=reference_sets)
     fast = lower(program, chosen, Mode.FASTPASS, features, reference_sets=reference_sets, trust=FUZZ_TRUST)
     # lower() copies the program inside: every node is made, and hashed, under the order
-    comparison = compare_lowerings(stock, fast, lambda: StockRelowered(under_each_order(
-        lambda: lower(program, chosen, Mode.STOCK, reference_sets=reference_sets))))
+    comparison = compare_lowerings(stock, fast, relower_in_process(
+        lambda: lower(program, chosen, Mode.STOCK, reference_sets=reference_sets)))
     return CheckedGraph(spec, target, comparison, started, time.time(), prepared - started)
 
 
@@ -143,8 +142,8 @@ def replay(saved: Reproducer) -> Replayed:
         return Replayed(Verdict.ERROR, details=(str(exc).splitlines()[0],))
     if verdict.verdict is Verdict.DIVERGENT:
         return Replayed(Verdict.DIVERGENT, verdict.first_divergent_pass, tuple(verdict.explain().splitlines()))
-    if verdict.verdict is Verdict.NONDETERMINISTIC:  # stock under another node order gives fastpass's result
-        return Replayed(Verdict.NONDETERMINISTIC, verdict.first_divergent_pass, (verdict.order_recheck.describe(),))
+    if verdict.verdict is Verdict.NONDETERMINISTIC:  # stock gives fastpass's result itself (node order, Vela)
+        return Replayed(Verdict.NONDETERMINISTIC, verdict.first_divergent_pass, (verdict.comparison.explanation,))
     return Replayed(Verdict.IDENTICAL)
 
 

@@ -57,6 +57,7 @@ class Outcome:
     skipped: int = 0  # invocations of the pass fastpass skipped
     copied: int = 0  # nodes fastpass copied inside the pass
     vacuous: str = ""  # why the example could not test anything (export failed, ...)
+    stocks_own: bool = False  # vacuous because stock itself gives the difference (node order, Vela)
     stats: dict | None = None  # fastpass.stats() of the fast run
     invocations: int = 0  # calls of the pass in the fast run (identical results: the stock count too)
     upstream_skipped: int = 0  # ... of which upstream's should_run_pass skipped
@@ -226,7 +227,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
                      copy_only: Any = ()) -> Outcome:
     """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated;
     the passes in `copy_only` without their skip claim (passes.only)."""
-    from verify.compare.comparison import StockRelowered, compare_lowerings
+    from verify.compare.comparison import compare_lowerings, relower_in_process
     from verify.lowering.lower import lower
 
     target = target_for(stage)
@@ -238,19 +239,24 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
         stock = _stock(spec, target)
         with gp.only(keep if keep is not None else cls, copy_only):
             fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0, trust=TRUST)
-    comparison = compare_lowerings(stock, fast, lambda: StockRelowered(
-        under_each_order(lambda: lower(program, target, Mode.STOCK, reference_sets=0))))
+    comparison = compare_lowerings(stock, fast, relower_in_process(
+        lambda: lower(program, target, Mode.STOCK, reference_sets=0)))
     own = _pass_stats(fast.fastpass_stats, cls) if cls is not None else PassCounts()
     counts = dict(own.outcome_fields(), stats=fast.fastpass_stats, observation=fast.observation)
     if not comparison.differs:
         vac = "" if stock.ok else "stock lowering failed (both modes fail alike)"
         return Outcome(False, vacuous=vac, **counts)
     if comparison.explained:
-        return Outcome(False, vacuous=_order_dependent(comparison.order_recheck), **counts)
+        return Outcome(False, vacuous=_stocks_own(comparison), stocks_own=True, **counts)
     where = comparison.first_divergence
     lines = [f"{name}: {'; '.join(comparison.checks[name].details[:3])}" for name in comparison.failed]
     return Outcome(True, comparison.failed, "\n".join(lines), where=where.label if where else None,
                    culprit=where.pass_name if where else None, **counts)
+
+
+def _stocks_own(comparison) -> str:
+    """Fastpass's difference is one stock makes itself: no evidence either way (vacuous)."""
+    return f"not comparable: {comparison.explanation}"
 
 
 def _order_dependent(recheck: OrderRecheck) -> str:
@@ -445,7 +451,7 @@ def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") 
     recheck = recheck_orders(stock_orders, _snapshot(outs[1][0]), snapshot_differences,
                              lambda _stock, _differing: Divergence(output))
     if recheck.explains:
-        return Outcome(False, vacuous=_order_dependent(recheck), **counts)
+        return Outcome(False, vacuous=_order_dependent(recheck), stocks_own=True, **counts)
     detail = "\n".join(f"{name}: {'; '.join(d[:3])}" for name, d in found.items())
     return Outcome(True, list(found), detail, output, cls.__name__, **counts)
 

@@ -37,7 +37,7 @@ from verify.gate import passes as gp
 from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
                                form_route, strategy_for)
 from verify.gate.stages import STAGES
-from verify.report.reproducer import Manifest, Producer, Replayed, Reproducer, save
+from verify.report.reproducer import NO_PASS, Manifest, Producer, Replayed, Reproducer, save
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
 from verify.vocabulary import Ending, Feature, Verdict
 
@@ -132,10 +132,16 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: ProofStatus, mode: str,
              if exclude is not None else [])
     save(path, manifest, spec.to_python(), notes=[
         f"verify gate reproducer: {verdict} of {v.qualname}",
-        f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph.",
-        "Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
-        "--pass REF or --stage STAGE replays it with another pass or stage:",
-        f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}",
+        (f"The lowering gives a different result with fastpass feature '{mode}' than stock on this graph, "
+         "though no annotated pass's output differs." if v.ref == NO_PASS else
+         f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph."),
+        *(("No annotated pass under test is first to differ: the replay lowers with the registry's "
+           "annotations (no --trust: it imports nothing the file names); exit 1 while it still diverges:",)
+          if v.ref == NO_PASS else
+          ("Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
+           "--pass REF or --stage STAGE replays it with another pass or stage:",)),
+        (f"  python -m verify replay {path}" if v.ref == NO_PASS
+         else f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}"),
         *scope, f"first divergence: {outcome.where}", "differences:",
         *("  " + line for line in (outcome.detail or "").splitlines()[:12])])
     return path
@@ -285,22 +291,34 @@ def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = 
     stage (`--pass`, `--stage`)."""
     manifest = saved.manifest
     spec = saved.graph_spec()
-    cls = gp.resolve_pass(ref or manifest.pass_ref)
-    gp.ensure_annotation(cls)
     stage = stage or manifest.target
-    how = manifest.settings.get("how") or how_to_run(cls, stage)
     mode = manifest.features[0] if len(manifest.features) == 1 else "both"
     exclude = manifest.settings.get("exclude")
+    ref = ref or manifest.pass_ref
+    if ref == NO_PASS:  # no pass to blame: the registry's annotated passes as the search ran them
+        with check.quiet():
+            keep = [c for qn, c in gp.annotated_passes().items() if qn not in set(exclude or ())]
+        return _replayed(spec, check.pipeline_example(spec, None, mode, stage, keep=keep), mode, "pipeline", stage)
+    cls = gp.resolve_pass(ref)
+    gp.ensure_annotation(cls)
+    how = manifest.settings.get("how") or how_to_run(cls, stage)
     if exclude is not None:
         with check.quiet():
             keep = [c for qn, c in gp.annotated_passes().items() if qn not in set(exclude)]
         outcome = check.pipeline_example(spec, cls, mode, stage, keep=keep)
     else:
         outcome = check.example(spec, cls, mode, stage, how)
+    return _replayed(spec, outcome, mode, how, stage)
+
+
+def _replayed(spec, outcome: check.Outcome, mode: str, how: str, stage: str) -> Replayed:
     print(spec.describe())
     if outcome.diverged:
         print(f"DIVERGES with fastpass '{mode}' ({how}, {stage}) at {outcome.where}:\n{outcome.detail}")
         return Replayed(Verdict.DIVERGENT, outcome.where)  # the details are printed above
+    if outcome.stocks_own:  # stock gives the difference itself: not "identical"
+        print(f"fastpass '{mode}' ({how}, {stage}) differs from stock as stock differs from itself")
+        return Replayed(Verdict.NONDETERMINISTIC, details=(outcome.vacuous,))
     print(f"same result stock and with fastpass '{mode}' ({how}, {stage})"
           + (f" [vacuous: {outcome.vacuous}]" if outcome.vacuous else ""))
     return Replayed(Verdict.IDENTICAL)
@@ -481,10 +499,12 @@ class _Registry:
             if not culprits:
                 _log(f"gate: divergence at {outcome.where}, not an annotated pass under test; "
                      f"reproducer kept, search stops for stage {stage}")
-                v = PassVerdict("<unattributed>", "unattributed", "-", ProofStatus.ERROR,
+                v = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR,
                                 f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
+                with check.quiet():  # fastpass was not on for these
+                    off = sorted(qn for qn in gp.annotated_passes() if qn not in set(names))
                 v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(
-                    self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, per_stage=True))
+                    self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, off, per_stage=True))
                 self.verdicts[f"<unattributed:{stage}>"] = v
                 active.clear()
                 break

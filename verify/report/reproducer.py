@@ -61,6 +61,12 @@ def current_hash_seed() -> str | None:
     return os.environ.get("PYTHONHASHSEED")
 
 
+# A gate reproducer's pass reference when the divergence is no annotated pass's (a registry
+# search found it after the last pass, in the delegate or the program): its replay lowers with
+# every annotated pass of the registry but the excluded ones, and imports nothing of its own.
+NO_PASS = "-"
+
+
 @dataclass(frozen=True)
 class Manifest:
     producer: Producer
@@ -69,7 +75,7 @@ class Manifest:
     first_divergent_pass: str | None  # label of the first pass whose output differs, if located
     reason: str = ""  # what was found, for the reader
     hash_seed: str | None = field(default_factory=current_hash_seed)
-    pass_ref: str | None = None  # gate: the pass under test (module:Class or file.py:Class)
+    pass_ref: str | None = None  # gate: the pass under test (module:Class or file.py:Class; NO_PASS)
     annotation: dict | None = None  # gate: its annotation when the reproducer was saved
     graph: dict | None = None  # fuzz, gate: the GraphSpec (to_dict) the payload was generated from
     settings: dict[str, Any] = field(default_factory=dict)  # the producer's own replay settings

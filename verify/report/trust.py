@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from verify.report.reproducer import Producer, Reproducer, ReproducerError, load
+from verify.report.reproducer import NO_PASS, Producer, Reproducer, ReproducerError, load
 from verify.usage import UsageError
 
 # module:Class, path/file.py:Class or package.module.Class (verify.gate.passes.resolve's forms)
@@ -56,6 +56,9 @@ def inspect(saved: Reproducer) -> Execution:
     if manifest.producer is Producer.FUZZ:
         return Execution(False, (f"{lowering} stock and with fastpass on {manifest.target}; "
                                  "runs no code from the file",))
+    if manifest.pass_ref == NO_PASS:
+        return Execution(False, (f"{lowering} stock and with fastpass on for the annotated passes of the registry "
+                                 f"it names ({manifest.target}); runs no code from the file",))
     where, name = _pass_reference(saved)
     if where.endswith(".py") or "/" in where:
         source = f"imports (executes) the Python file {where} for the pass {name}"

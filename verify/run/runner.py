@@ -8,8 +8,9 @@ Per case:
    parallel, it waits for the program), to report stock executorch's own nondeterminism
    across hash seeds, localised to a pass;
 3. if stock and fastpass differ, a third worker lowers the saved program stock again at the pinned
-   seed: if that differs from the first stock lowering too, the case is `nondeterministic`
-   (the harness cannot tell), otherwise `divergent`.
+   seed: if that differs from the first stock lowering too, in every check fastpass's did, the
+   case is `nondeterministic` (the harness cannot tell), otherwise `divergent`
+   (verify.compare.comparison's policy).
 Workers are run-lowerings jobs (verify.jobs, verify.run.worker), started by verify.jobs.launcher (own
 process group, killed on timeout, stop or death).
 """
