@@ -23,7 +23,7 @@ from verify.gate import passes as gp
 from verify.gate import run
 from verify.report.reproducer import load
 from verify.report.trust import authorize
-from verify.run.replay import replay
+from verify.commands.replay import replay_reproducer
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import AnnotationFit, Feature
 
@@ -54,7 +54,7 @@ def assert_reproducer(verdict, kind: str) -> Path:
     with pytest.raises(UsageError, match="--trust"):
         authorize(load(path), False)
     # ... and, trusted, it replays the divergence (`verify replay`'s replay)
-    assert replay(load(path)).exit_status == 1
+    assert replay_reproducer(load(path)).exit_status == 1
     return path
 
 

@@ -13,7 +13,7 @@ from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate import run
 from verify.report.reproducer import load
-from verify.run.replay import replay
+from verify.commands.replay import replay_reproducer
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import Feature
 
@@ -43,7 +43,7 @@ def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax
     assert bad.verdict == "unsound-skip", (bad.verdict, bad.reason)
     path = Path(bad.reproducers["unsound-skip"])
     assert path.is_file() and "amax" in path.read_text() and "gate-scope: registry" in path.read_text()
-    assert replay(load(path)).exit_status == 1  # `verify replay --trust`'s replay
+    assert replay_reproducer(load(path)).exit_status == 1  # `verify replay --trust`'s replay
     others = [v for qn, v in verdicts.items() if qn != MINMAX]
     assert all(v.ok for v in others), [(v.name, v.verdict) for v in others if not v.ok]
     # every sound verdict rests on evidence; passes the two-op graphs never made fastpass act in are

@@ -18,6 +18,10 @@ Public surface::
     GeneratorBug
 """
 
+# First: the vocabulary is _ops's REGISTRY completed by _ops_reach (which imports _ops and
+# registers the ops that reach the remaining annotated passes), so every module of the package,
+# imported after this line, sees the whole vocabulary; _ops itself imports no sibling.
+from . import _ops_reach  # noqa: F401  (isort: skip)
 from ._check import check_buildable
 from ._ops import FLOAT_ONLY
 from ._spec import GraphSpec, OpRecord

@@ -1253,9 +1253,6 @@ REGISTRY["tril"] = _OpDef("tril", ("aten.tril.default",), _tril_inst,
                           lambda a, p, s: (f"torch.tril({a[0]}, {p['diagonal']})", []), accepts=_ge2, kind="layout")
 
 
-from . import _ops_reach  # noqa: E402,F401 - registers the ops that reach the remaining annotated passes
-
-
 class VocabEntry(tuple):
     """(aten, core_aten): ops expected after torch.export, and after core-ATen decomposition."""
 

@@ -71,7 +71,7 @@ def cmd_bench(args) -> int:
     from verify.report.bench.plot import write_plots
     from verify.bench.run import BenchError, BenchOptions, new_work_dir, run_bench
     from verify.report.bench.table import format_table
-    from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal
+    from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal, stopped_exit_status
     from verify.lowering.targets import TARGETS
     from verify.output_paths import check_output_file, check_output_folder
     from verify.report.document import write_document
@@ -111,7 +111,7 @@ def cmd_bench(args) -> int:
         except RunStopped:  # stopped before the first lowering (while resolving the models)
             print(f"verify bench: stopped by {signal.Signals(stop_signal()).name} before any lowering",
                   file=sys.stderr)
-            return 128 + stop_signal()
+            return stopped_exit_status(stop_signal())
         except BenchError as exc:
             print(f"verify bench: {exc}", file=sys.stderr)
             return 1
@@ -129,5 +129,5 @@ def cmd_bench(args) -> int:
     if not result.complete:
         print(f"verify bench: stopped by {result.stopped_by}; lowering processes killed; the table"
               + (f" and {args.json}" if args.json else "") + " hold the finished pairs", file=sys.stderr)
-        return 128 + signal.Signals[result.stopped_by].value
+        return stopped_exit_status(signal.Signals[result.stopped_by])
     return 0 if result.identical else 1

@@ -123,7 +123,7 @@ def _on_cluster(campaign, workers: str) -> int:
     from verify.fuzz.cells import run_on_cluster
     from verify.fuzz.coverage import coverage_summary
     from verify.report.fuzz_coverage import text
-    from verify.jobs.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal, stopped_exit_status
 
     width = cluster_cpus() if workers == "auto" else int(workers)
     cells = len(campaign.cells())
@@ -149,7 +149,7 @@ def _on_cluster(campaign, workers: str) -> int:
     if stopped is not None:
         print(f"fuzz: stopped by {signal.Signals(stopped).name}; the cells that finished are summarized above",
               file=sys.stderr)
-        return 128 + stopped
+        return stopped_exit_status(stopped)
     gap = coverage is not None and coverage.verdict.failed  # as campaign_failed judges it
     return 1 if failed or errors or unfinished or gap else 0
 

@@ -235,7 +235,7 @@ def check_gate_usage(args) -> list[str] | None:
 
 
 def cmd_gate(args) -> int:
-    from verify.jobs.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal, stopped_exit_status
 
     ops = check_gate_usage(args)  # UsageError: one line, exit 2, before any work
     search_defaults(args, registry=not args.passes)
@@ -276,7 +276,7 @@ def cmd_gate(args) -> int:
         print(f"verify gate: stopped by {signal.Signals(stopped).name}: workers killed; the reports hold "
               f"{len(verdicts) - unfinished} finished verdict(s) and {unfinished} pass(es) not finished "
               f"(errors: the run is incomplete)", file=sys.stderr)
-        return 128 + stopped
+        return stopped_exit_status(stopped)
     ok = all(v.ok for v in verdicts)
     if args.record_gated:
         if not ok:

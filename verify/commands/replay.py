@@ -18,9 +18,8 @@ import sys
 from pathlib import Path
 
 from verify.output_paths import check_output_folder, run_dir_name
-from verify.report.reproducer import Producer, ReproducerError
+from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError
 from verify.report.trust import authorize, read
-from verify.run.replay import replay
 from verify.usage import UsageError
 
 DEFAULT_OUT = Path("verify-out/replay")
@@ -95,10 +94,37 @@ def cmd_replay(args) -> int:
     if out is not None:
         print(f"replay: writes under {out}", file=sys.stderr)
     try:
-        replayed = replay(saved, out, pass_ref=args.pass_ref, stage=args.stage)
+        replayed = replay_reproducer(saved, out, pass_ref=args.pass_ref, stage=args.stage)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
     for line in replayed.details[:12]:
         print("  " + line)
     print(replayed.describe())
     return replayed.exit_status
+
+
+def replay_reproducer(saved: Reproducer, out: Path | None = None, pass_ref: str | None = None,
+                      stage: str | None = None) -> Replayed:
+    """Hand `saved` to the replay of the campaign that saved it (verify.fuzz.search,
+    verify.gate.run, verify.crosscheck.replay), in this process (after `authorize`): above the
+    campaigns, which it calls, in the command that alone needs it. What the
+    replay saves (a crosscheck call that diverges again) goes to `out`. A gate reproducer is
+    replayed with the pass `pass_ref` and on `stage` when given, else with those it names."""
+    producer = saved.manifest.producer
+    if producer is Producer.FUZZ:
+        from verify.fuzz.search import replay as replay_graph
+
+        return replay_graph(saved)
+    if producer is Producer.GATE:
+        from verify.gate.passes import PassRefError
+        from verify.gate.run import replay_saved
+
+        try:
+            return replay_saved(saved, pass_ref, stage)
+        except PassRefError as exc:  # the file's pass reference does not resolve (or is no pass)
+            if pass_ref:  # the command line's reference, not the file's
+                raise ReproducerError(f"--pass {pass_ref}: {exc}") from None
+            raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
+    from verify.crosscheck.replay import replay as replay_call
+
+    return replay_call(saved, out=out)

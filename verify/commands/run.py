@@ -340,7 +340,7 @@ def cmd_run(args) -> int:
 
 def _run(args, cases: list, done: set, options, out: Path) -> int:
     from verify.run.journal import Journal
-    from verify.jobs.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal, stopped_exit_status
     from verify.output_paths import CannotWrite
     from verify.report.table import progress, table
     from verify.run.runner import run_cases
@@ -383,7 +383,7 @@ def _run(args, cases: list, done: set, options, out: Path) -> int:
     if stopped is not None:
         print(f"verify: stopped by {signal.Signals(stopped).name}: {len(reports)} of {len(cases)} case(s) finished; "
               f"reports written; resume with: python -m verify run --resume {out}", file=sys.stderr)
-        return 128 + stopped
+        return stopped_exit_status(stopped)
     if refused is not None or written.failed:
         return 1
     return 0 if not written.unfinished and all(r.passed for r in reports) else 1

@@ -53,7 +53,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def cmd_selftest(args) -> int:
-    from verify.jobs.launcher import stop_on_signals, stop_signal
+    from verify.jobs.launcher import stop_on_signals, stop_signal, stopped_exit_status
 
     check_search_usage(args)  # UsageError: one line, exit 2, before any work
     at_least(args.mutants, 1, "--mutants")
@@ -64,4 +64,4 @@ def cmd_selftest(args) -> int:
 
     with stop_on_signals():  # a stop kills the mutant processes' groups; what they measured is kept
         code = self_test(args, DEFAULT_STAGES)
-    return code if stop_signal() is None else 128 + stop_signal()
+    return code if stop_signal() is None else stopped_exit_status(stop_signal())

@@ -1,5 +1,5 @@
 """Replay a saved divergent call: make it again under crosscheck, stock then fastpass, and say
-what the records found -- for `python -m verify replay` (verify.run.replay), `python -m
+what the records found -- for `python -m verify replay` (verify.commands.replay), `python -m
 verify.crosscheck replay` and the fresh-process recheck (`run_job`, the crosscheck-replay job's
 handler: verify.crosscheck.fresh).
 

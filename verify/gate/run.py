@@ -287,7 +287,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = None) -> Replayed:
     """Lower the saved graph stock and with fastpass on for the pass (and, for a registry
     reproducer, every annotated pass but the excluded ones), as the gate did: `verify replay`'s
-    replay of a gate reproducer (verify.run.replay), optionally with another pass reference or
+    replay of a gate reproducer (verify.commands.replay), optionally with another pass reference or
     stage (`--pass`, `--stage`)."""
     manifest = saved.manifest
     spec = saved.graph_spec()

@@ -343,6 +343,12 @@ def stop_signal() -> int | None:
     return _stop_signal
 
 
+def stopped_exit_status(signum: int) -> int:
+    """What every command exits with when a signal stopped it: 128 + its number, the status a
+    shell gives a process the signal killed (130 for SIGINT, 143 for SIGTERM)."""
+    return 128 + int(signum)
+
+
 @contextlib.contextmanager
 def stop_on_signals(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
     """While inside: SIGINT/SIGTERM stop the run in order (workers killed, no new ones) instead of

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from verify.jobs.launcher import (JobFiles, RunStopped, WorkerMemoryExceeded, launch_command, launch_module,
-                                  stop_on_signals, stop_signal)
+                                  stop_on_signals, stop_signal, stopped_exit_status)
 from verify.jobs.pool import run_in_pool
 from verify.lowering.mode import Mode
 from verify.peer.suites import Collected, Share, runnable_paths, suite_name, test_files
@@ -330,9 +330,9 @@ def run_campaign(settings: PeerSettings, suites: list[Path], modes: list[str], s
             "mismatches": [{"test": t, "outcomes": o} for t, o in mismatches(runs)] if runs else [],
             "skip_reasons": runs[0].report["skip_reasons"] if runs else {},
             "crosscheck": next((r.report["crosscheck"] for r in runs if r.mode == "crosscheck"), None),
-            "exit": 128 + stopped if stopped is not None else code})
+            "exit": stopped_exit_status(stopped) if stopped is not None else code})
     if stopped is not None:
         print(f"peer: stopped by {stopped_by}; pytest processes killed; summary of the finished modes above, "
               f"reports in {out}", file=sys.stderr)
-        return 128 + stopped
+        return stopped_exit_status(stopped)
     return code

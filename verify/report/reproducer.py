@@ -18,7 +18,7 @@ out of prose. The payload is the input program in the form its producer has it:
   and the arguments), binary.
 
 `python -m verify replay FILE` replays any of them (verify/commands/replay.py; the checks before
-anything runs are verify/report/trust.py, the hand-over verify/run/replay.py): it reads the
+anything runs are verify/report/trust.py, the hand-over verify/commands/replay.py): it reads the
 manifest, hands the reproducer to its producer's replay, and says identical or divergent, with
 the first divergent pass.
 """

@@ -7,11 +7,8 @@ journaled as it finishes so that nothing is lost.
                       quantizes and saves the program, lowers it in the job's modes
     saved_program.py  why every worker lowers the loaded copy of one saved program
     journal.py        the run folder: its journal (one line per finished case), its lock
-    replay.py         a saved reproducer (fuzz, gate, crosscheck), checked and authorized by
-                      verify.report.trust, handed to its producer's replay
 
-Why a folder: the first four are one job -- `python -m verify run` (verify.commands.run) drives
-them and verify.report writes what they found. replay.py runs again what a campaign saved (a
-reproducer), for `python -m verify replay` (verify.commands.replay) and `python -m verify.crosscheck
-replay`.
+Why a folder: they are one job -- `python -m verify run` (verify.commands.run) drives them and
+verify.report writes what they found. Replaying a saved reproducer of any campaign is the
+command's (verify.commands.replay), above every campaign.
 """
