@@ -159,22 +159,27 @@ def _one_line(exc: BaseException) -> str:
 
 def import_pass_modules() -> None:
     """Import every ARM pass module (and the exir passes the registry names) so that
-    `ExportPass.__subclasses__()` sees them all."""
-    import executorch.backends.arm._passes as arm_passes
+    `ExportPass.__subclasses__()` sees them all.
 
-    for info in pkgutil.iter_modules(arm_passes.__path__):
-        try:
-            importlib.import_module(f"{arm_passes.__name__}.{info.name}")
-        except Exception:  # noqa: BLE001 - optional debug modules need extra packages
-            pass
+    Modules no one asked for are imported here, and one of them prints on import (executorch's
+    devtools visualization: "Error: 'model_explorer' is not installed" on stdout, which reached
+    the end of every gate log): what they print is a debug message, not the command's output."""
+    import io
+
+    import executorch.backends.arm._passes as arm_passes
     from fastpass.annotations import registered_names
 
-    for name in registered_names():
-        module = name.rsplit(".", 1)[0]
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001
-            pass
+    modules = [f"{arm_passes.__name__}.{info.name}" for info in pkgutil.iter_modules(arm_passes.__path__)]
+    modules += [name.rsplit(".", 1)[0] for name in registered_names()]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001 - optional debug modules need extra packages
+                pass
+    if printed.getvalue().strip():
+        _log.debug("importing the pass modules printed: %s", printed.getvalue().strip())
 
 
 def export_pass_classes() -> list[type]:
