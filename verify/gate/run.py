@@ -130,19 +130,22 @@ def write_reproducer(out: Path, v: PassVerdict, verdict: ProofStatus, mode: str,
                         graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
     scope = ([f"gate-scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
              if exclude is not None else [])
+    if v.ref == NO_PASS:
+        how_to_replay = [
+            f"The lowering gives a different result with fastpass feature '{mode}' than stock on this graph, "
+            "though no annotated pass's output differs.",
+            "No annotated pass under test is first to differ: the replay lowers with the registry's "
+            "annotations (no --trust: it imports nothing the file names); exit 1 while it still diverges:",
+            f"  python -m verify replay {path}"]
+    else:
+        how_to_replay = [
+            f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph.",
+            "Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
+            "--pass REF or --stage STAGE replays it with another pass or stage:",
+            f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}"]
     save(path, manifest, spec.to_python(), notes=[
         f"verify gate reproducer: {verdict} of {v.qualname}",
-        (f"The lowering gives a different result with fastpass feature '{mode}' than stock on this graph, "
-         "though no annotated pass's output differs." if v.ref == NO_PASS else
-         f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph."),
-        *(("No annotated pass under test is first to differ: the replay lowers with the registry's "
-           "annotations (no --trust: it imports nothing the file names); exit 1 while it still diverges:",)
-          if v.ref == NO_PASS else
-          ("Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
-           "--pass REF or --stage STAGE replays it with another pass or stage:",)),
-        (f"  python -m verify replay {path}" if v.ref == NO_PASS
-         else f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}"),
-        *scope, f"first divergence: {outcome.where}", "differences:",
+        *how_to_replay, *scope, f"first divergence: {outcome.where}", "differences:",
         *("  " + line for line in (outcome.detail or "").splitlines()[:12])])
     return path
 
@@ -295,23 +298,17 @@ def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = 
     mode = manifest.features[0] if len(manifest.features) == 1 else "both"
     exclude = manifest.settings.get("exclude")
     ref = ref or manifest.pass_ref
-    if ref == NO_PASS:  # no pass to blame: the registry's annotated passes as the search ran them
+    cls = None if ref == NO_PASS else gp.resolve_pass(ref)  # NO_PASS: the registry as the search ran it
+    if cls is not None:
+        gp.ensure_annotation(cls)
+    how = "pipeline" if cls is None else manifest.settings.get("how") or how_to_run(cls, stage)
+    if exclude is not None or cls is None:
+        excluded = set(exclude or ())
         with check.quiet():
-            keep = [c for qn, c in gp.annotated_passes().items() if qn not in set(exclude or ())]
-        return _replayed(spec, check.pipeline_example(spec, None, mode, stage, keep=keep), mode, "pipeline", stage)
-    cls = gp.resolve_pass(ref)
-    gp.ensure_annotation(cls)
-    how = manifest.settings.get("how") or how_to_run(cls, stage)
-    if exclude is not None:
-        with check.quiet():
-            keep = [c for qn, c in gp.annotated_passes().items() if qn not in set(exclude)]
+            keep = [c for qn, c in gp.annotated_passes().items() if qn not in excluded]
         outcome = check.pipeline_example(spec, cls, mode, stage, keep=keep)
     else:
         outcome = check.example(spec, cls, mode, stage, how)
-    return _replayed(spec, outcome, mode, how, stage)
-
-
-def _replayed(spec, outcome: check.Outcome, mode: str, how: str, stage: str) -> Replayed:
     print(spec.describe())
     if outcome.diverged:
         print(f"DIVERGES with fastpass '{mode}' ({how}, {stage}) at {outcome.where}:\n{outcome.detail}")
@@ -502,7 +499,8 @@ class _Registry:
                 v = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR,
                                 f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
                 with check.quiet():  # fastpass was not on for these
-                    off = sorted(qn for qn in gp.annotated_passes() if qn not in set(names))
+                    running = set(names)
+                    off = sorted(qn for qn in gp.annotated_passes() if qn not in running)
                 v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(
                     self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, off, per_stage=True))
                 self.verdicts[f"<unattributed:{stage}>"] = v
