@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from torch.fx.passes.infra.pass_base import PassResult
 
-from . import _context, _patches, _skip, _stats
+from . import _context, _skip, _stats
 from .annotations import NO_ANNOTATION, _proofs, lookup
 from .annotations._model import qualname
 
@@ -39,7 +39,7 @@ def _is_export_pass(p: Any) -> bool:
 
 def _skip_reason(gm: Any, ann: Any) -> str:
     """Non-empty reason string if fastpass may skip this invocation."""
-    if "skip" not in _patches.STATE.features:
+    if "skip" not in _context.STATE.features:
         return ""
     if not ann.skip_sound or not ann.targeted_ops:  # only ExportPasses have annotations (_make_ctx)
         return ""
@@ -61,9 +61,9 @@ def _make_ctx(p: Any, rec: _stats.PassRecord) -> _context.PassCtx:
     if ann is not NO_ANNOTATION:
         status = _proofs.status_of(type(p))
         rec.proof = status.value
-        if _patches.TRUST is _proofs.Trust.PROVEN and status is not _proofs.ProofStatus.SOUND:
+        if _context.TRUST is _proofs.Trust.PROVEN and status is not _proofs.ProofStatus.SOUND:
             ann = NO_ANNOTATION
-    copy_on = "copy" in _patches.STATE.features and ann.copy_sound
+    copy_on = "copy" in _context.STATE.features and ann.copy_sound
     return _context.PassCtx(p, ann, copy_on, rec)
 
 

@@ -2,11 +2,11 @@
 
 Every patch point is one row of ``patch_table()``, a ``fastpass.patching.PatchPoint``: owner,
 attribute, the features that want it, ``wrap(original) -> replacement`` and why.  ``install``
-hands the rows to ``STATE`` (a ``patching.Patches``), which takes each original from the owner's
-own ``__dict__`` and builds the replacement around it; ``restore()`` has ``STATE`` put every
+hands the rows to ``_context.STATE`` (a ``patching.Patches``), which takes each original from the
+owner's own ``__dict__`` and builds the replacement around it; ``restore()`` has it put every
 original back (the very same objects), then evicts fastpass-only FakeTensor cache entries and
-resets the per-lowering bookkeeping.  ``STATE`` is the whole on/off state: its ``features`` are
-the features the replacements consult.  No other module monkeypatches.
+resets the per-lowering bookkeeping.  ``_context.STATE`` is the whole on/off state: its
+``features`` are the features the replacements consult.  No other module monkeypatches.
 
 Versions: the replacements mirror upstream function bodies of executorch 1.5.1
 and torch 2.13.0 line by line; on other versions ``install`` refuses unless
@@ -26,7 +26,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 from . import _context, _stats
 from .annotations import _proofs
 from .annotations._proofs import Trust
-from .patching import PatchPoint, Patches
+from .patching import PatchPoint
 
 FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
                              "verifyonce", "retrace")
@@ -120,20 +120,19 @@ def patch_table() -> List[PatchPoint]:
         PatchPoint(exported_program, "_decompose_and_get_gm_with_new_signature_constants", ("retrace",),
                    wrap=_retrace.wrap_decompose,
                    why="run_decompositions re-traces the whole program through AOTAutograd (half of a fastpass "
-                       "SleepNet U55 lowering); when the program is functional ATen IR and the trace would record "
+                       "SleepNet U55 lowering); when the program is functional (ATen IR, or training IR with no "
+                       "mutation) and the trace would record "
                        "each node as it is or as the one op its CIA decomposition calls, write what the trace would "
-                       "write (new graph, provenance layers, original_aten, eager_input_vals, dispatch annotations), "
+                       "write (new graph, provenance layers, original_aten, eager_input_vals, dispatch annotations, "
+                       "tensor_meta, input descs), "
                        "around upstream's own unlift, metadata copy and checks"),
     ]
 
 
 # --- state -------------------------------------------------------------------
 
-STATE = Patches("fastpass", "call fastpass.disable()")
-
-
 def is_installed() -> bool:
-    return STATE.active
+    return _context.STATE.active
 
 
 def _normalize(features: Optional[Any]) -> FrozenSet[str]:
@@ -172,9 +171,6 @@ def check_versions(allow_untested: bool = False) -> None:
         )
 
 
-# Which annotations the pass-call hook uses while enabled (fastpass.annotations._proofs.Trust);
-# set by install, read by _passcall._make_ctx.
-TRUST = Trust.PROVEN
 _warned_stale = False
 
 
@@ -201,16 +197,15 @@ def _warn_if_stale() -> None:
 
 def install(features: Optional[Any] = None, allow_untested_versions: bool = False,
             trust: Any = Trust.PROVEN) -> None:
-    global TRUST
     feats = _normalize(features)
     trust = _normalize_trust(trust)
-    if STATE.active:
+    if _context.STATE.active:
         raise RuntimeError("fastpass is already enabled (nesting is not supported; call disable() first)")
     check_versions(allow_untested_versions)
     if trust is Trust.PROVEN:
         _warn_if_stale()
-    STATE.install(patch_table(), feats)
-    TRUST = trust
+    _context.STATE.install(patch_table(), feats)
+    _context.TRUST = trust
     from . import _emit
 
     _emit.forget_config_answers()
@@ -226,8 +221,8 @@ def install(features: Optional[Any] = None, allow_untested_versions: bool = Fals
 
 
 def restore() -> None:
-    had_fakecache = "fakecache" in STATE.features
-    STATE.restore()
+    had_fakecache = "fakecache" in _context.STATE.features
+    _context.STATE.restore()
     from . import _gc, _lazycode, _sig
 
     _lazycode.flush()

@@ -6,15 +6,16 @@ the partitioner's ops held back, then -- after ``_replace_aten_ops_with_transfor
 moved the kept ops into the ``EDGE_DO_NOT_DECOMP`` namespace -- once more with the default
 table.  Each call re-traces the whole program through AOTAutograd (a metadata-collection run
 and a make_fx trace, both through functionalization and FakeTensor dispatch): half of a
-fastpass SleepNet U55 lowering.  Yet the second call only turns each conv2d into one
-convolution and the third changes no op in the ARM lowerings measured; every node still comes
-out new: a new graph, a ``from_node`` layer for ``ExportedProgram.module()`` and one for the
+fastpass SleepNet U55 lowering.  Yet the first call, on a program with no mutation, only
+turns each view-like CompositeImplicitAutograd op (reshape, flatten) into the one view op its
+kernel calls, the second only each conv2d into one convolution, and the third changes no op in
+the ARM lowerings measured; every node still comes out new: a new graph, a ``from_node`` layer for ``ExportedProgram.module()`` and one for the
 retracing interpreter, ``original_aten`` of the op traced, ``eager_input_vals`` for a
 stride-sensitive op.
 
-What this feature does: when the program is already functional ATen IR and the trace would
-record each node as it is, or a node's op as the one op its CompositeImplicitAutograd
-decomposition calls, the trace is replaced by what it would write.  The same idea as
+What this feature does: when the program is functional (ATen IR, or training IR whose every op
+is functional) and the trace would record each node as it is, or a node's op as the one op its
+CompositeImplicitAutograd decomposition calls, the trace is replaced by what it would write.  The same idea as
 fast-copy for a pass: keep what is known, write what the trace would add.  Everything around
 the trace stays upstream's own code: ``ExportedProgram.module()`` (the unlifted graph and its
 provenance layer), ``_collect_param_buffer_metadata`` and
@@ -32,24 +33,32 @@ unlifted module's node ``m`` the interpreter would run:
   UnbackedSymInts", CREATE)]``; ``original_aten`` = the op recorded (the op that reaches the
   proxy mode: a CIA decomposition runs above it); ``seq_nr`` as it was; ``eager_input_vals``
   where torch's own ``_should_save_eager_input_vals`` asks for it, from the new arguments'
-  vals; ``val`` and ``tensor_meta`` as the node had them (the same fake mode: a re-trace gives
-  the same metadata; the harness compares shape, dtype, stride, storage offset, device,
-  requires_grad), for a decomposed node those of its op traced alone;
-* a decomposed node: the op, arguments and result of its op traced alone by ``make_fx`` on
-  its input vals under the trace's CIA overrides and Python dispatcher (a decomposition into
-  more than one op is left to the trace), named by that op as the trace names it;
-* placeholders: ``val``, ``tensor_meta``, ``desc`` as they were, then upstream's
+  vals; ``val`` as the node had it (the same fake mode: a re-trace gives the same metadata; the
+  harness compares shape, dtype, stride, storage offset, device, requires_grad) and
+  ``tensor_meta`` extracted from it as the trace extracts it, under ``no_grad`` (a training-IR
+  node's own says ``requires_grad`` downstream of a parameter); for a decomposed node those of
+  its op traced alone;
+* a decomposed node (its CIA op decomposed by the table, or by its own kernel where export
+  cannot preserve it: the view-like reshape, flatten): the op, arguments and result of its op
+  traced alone by ``make_fx`` on its input vals under the trace's CIA overrides and Python
+  dispatcher (a decomposition into more than one op is left to the trace), named by that op as
+  the trace names it;
+* placeholders: ``val``, ``tensor_meta`` as they were, ``desc`` as aot describes its inputs
+  (``_input_descs``: parameters, buffers, then user inputs; an ATen-IR placeholder's own must be
+  the same), then upstream's
   parameter/buffer metadata copy; the output node: the unlifted output's meta, as
   ``_maybe_fixup_gm_and_output_node_meta`` copies it; names as the trace gives them (aot's
   ``arg<i>_1`` placeholders, each op's packet name in one namespace, then the signature's
   names), which must be the names the recorded nodes have.
 
 When it applies (anything else runs the stock re-trace; ``plain_program_reason`` says why):
-a forward (non-joint) program whose verifier is the post-functionalization ``Verifier``; only
+a forward (non-joint) program whose verifier is the post-functionalization ``Verifier`` or the
+training IR's ``TrainingIRVerifier`` (then every op must be functional: checked per node); only
 parameters, persistent buffers and user inputs in, user outputs out; no constants, no
 submodules, no ``get_attr``; every ``call_function`` an ``OpOverload`` that returns one tensor
 of static shape, is not mutable and has users; not in the Python decomposition table; with a
-CompositeImplicitAutograd kernel only if the table decomposes it (into one op) or preserves it.
+CompositeImplicitAutograd kernel only if it decomposes into one op or the table preserves it;
+inputs in aot's order (parameters and buffers as the unlifted module lists them).
 
 What a trace writes besides the graph: under export, a function under
 ``torch._dynamo.disable`` that runs inside an op's FakeTensor dispatch annotates the current
@@ -94,17 +103,89 @@ def _op_is_recorded_unchanged(target: Any, cia_to_decomp: Dict[Any, Callable],
     return not torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), "CompositeImplicitAutograd")
 
 
+def _functional(target: Any) -> bool:
+    """Does the trace record the op as it is, as far as mutation goes? An op that writes an input
+    (a training-IR ``relu_``) is functionalized by the trace into another op."""
+    return not target._schema.is_mutable
+
+
+def _is_default(value: Any, argument: Any) -> Optional[bool]:
+    """Is ``value`` the schema argument's default, as the dispatcher compares them (``IValue``
+    equality: an int is not a float or a bool)? None where that cannot be told here."""
+    if not argument.has_default_value():
+        return False
+    return _same_ivalue(value, argument.default_value)
+
+
+def _same_ivalue(a: Any, b: Any) -> Optional[bool]:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, list) and isinstance(b, list):  # fx keeps lists as immutable_list
+        same = [_same_ivalue(x, y) for x, y in zip(a, b)]
+        return None if None in same else len(a) == len(b) and all(same)
+    if type(a) is type(b) and type(a) in (int, float, bool, str):
+        return a == b
+    if type(a) in (int, float, bool) and type(b) in (int, float, bool):
+        return False  # the IValue tags differ
+    return None
+
+
+def _as_the_trace_records(target: Any, args: tuple, kwargs: dict) -> bool:
+    """Are a node's arguments the ones the trace records for it? The trace records each call as
+    the dispatcher hands it to Python (torch's ``parseIValuesToPyArgsKwargs``): the arguments
+    before the kwarg-only ones positionally, up to the last that is not its default; the
+    kwarg-only ones that are not their defaults by name; every list a list. A traced program's
+    nodes are so; a node a pass inserted (the quantizer's, export's ``_assert_tensor_metadata``
+    with keywords) need not be."""
+    arguments = target._schema.arguments
+    if len(args) > len(arguments) or not set(kwargs) <= {a.name for a in arguments}:
+        return False
+    kwarg_only = [a.kwarg_only for a in arguments]
+    positional_end = kwarg_only.index(True) if True in kwarg_only else len(arguments)
+    if len(args) > positional_end:
+        return False
+    for argument in arguments[len(args):positional_end]:  # left out: only a default, not by name
+        if argument.name in kwargs or not argument.has_default_value():
+            return False
+    if args and _is_default(args[-1], arguments[len(args) - 1]) is not False:
+        return False  # a trailing default written out (or one that cannot be told)
+    for argument in arguments[positional_end:]:
+        if argument.name in kwargs:
+            if _is_default(kwargs[argument.name], argument) is not False:
+                return False
+        elif not argument.has_default_value():
+            return False
+    return not _holds_a_tuple(args) and not _holds_a_tuple(tuple(kwargs.values()))
+
+
+def _holds_a_tuple(values: Any) -> bool:
+    """Does an argument hold a tuple (the dispatcher hands every list back as a list)?"""
+    for value in values:
+        if isinstance(value, tuple) or (isinstance(value, list) and _holds_a_tuple(value)):
+            return True
+    return False
+
+
+def _traced_tensor_meta(node: Any) -> Any:
+    """The ``tensor_meta`` the trace writes for a node it records unchanged: extracted from the
+    result, under the trace's ``no_grad`` (``proxy_tensor.set_meta``). A training-IR node's own
+    was extracted with grad enabled: ``requires_grad`` is true downstream of a parameter."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    return _extract_tensor_metadata(node.meta["val"])
+
+
 def _check_program(ep: Any, joint_loss_index: Optional[int], decompose_custom_triton_ops: bool) -> None:
     import torch
-    from torch._export.verifier import Verifier
+    from torch._export.verifier import TrainingIRVerifier, Verifier
     from torch.export.graph_signature import InputKind, OutputKind
 
     if joint_loss_index is not None or ep.graph_signature.backward_signature is not None:
         raise _NotPlain("joint graph")
     if decompose_custom_triton_ops:
         raise _NotPlain("custom triton ops decomposed")
-    if list(ep.verifiers) != [Verifier]:
-        raise _NotPlain("not post-functionalization ATen IR")
+    if list(ep.verifiers) not in ([Verifier], [TrainingIRVerifier]):
+        raise _NotPlain("neither ATen IR nor training IR")
     if ep.constants:
         raise _NotPlain("lifted constants")
     for spec in ep.graph_signature.input_specs:
@@ -139,12 +220,16 @@ def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable],
             raise _NotPlain(f"{node.op} node")
         target = node.target
         if not _op_is_recorded_unchanged(target, cia_to_decomp, python_decomp_table):
-            if not isinstance(target, torch._ops.OpOverload) or target not in cia_to_decomp \
-                    or target in python_decomp_table:
+            if not isinstance(target, torch._ops.OpOverload) or target in python_decomp_table:
                 raise _NotPlain(f"{target} would be decomposed or is not an op")
-            (preserved if cia_to_decomp[target] is _special_op_to_preserve_cia else decomposed).append(node)
-        if target._schema.is_mutable:
+            if target not in cia_to_decomp:  # not preservable (a view-like CIA op): its own kernel runs
+                decomposed.append(node)
+            else:
+                (preserved if cia_to_decomp[target] is _special_op_to_preserve_cia else decomposed).append(node)
+        if not _functional(target):
             raise _NotPlain(f"{target} mutates")
+        if node not in decomposed and not _as_the_trace_records(target, node.args, node.kwargs):
+            raise _NotPlain(f"{node.name}: arguments not as the trace records them")
         if not node.users:
             raise _NotPlain("a node without users")
         meta = node.meta
@@ -187,6 +272,29 @@ def _traced_names(ep: Any, decompositions: Optional[Dict[Any, Any]] = None) -> L
     if set(final_inputs) & set(names):
         raise _NotPlain("a placeholder name the trace would give an op")
     return final_inputs + names
+
+
+def _input_descs(ep: Any, mod: Any) -> List[Any]:
+    """The ``desc`` the trace gives each placeholder, in order: aot traces the unlifted module's
+    parameters (``named_parameters(remove_duplicate=False)``), then its buffers, then the user
+    inputs, and describes them as ``ParamAOTInput(fqn)``, ``BufferAOTInput(fqn)`` and
+    ``PlainAOTInput(k)`` (torch 2.13 ``aot_export_joint_with_descriptors``). A training-IR program
+    has none yet; an ATen-IR one has the earlier trace's, which must be these."""
+    from torch._functorch._aot_autograd.descriptors import BufferAOTInput, ParamAOTInput, PlainAOTInput
+    from torch.export.graph_signature import InputKind
+
+    specs = ep.graph_signature.input_specs
+    params = [s.target for s in specs if s.kind == InputKind.PARAMETER]
+    buffers = [s.target for s in specs if s.kind == InputKind.BUFFER]
+    users = len(specs) - len(params) - len(buffers)
+    if [s.kind for s in specs] != [InputKind.PARAMETER] * len(params) + [InputKind.BUFFER] * len(buffers) \
+            + [InputKind.USER_INPUT] * users:
+        raise _NotPlain("inputs not in the trace's order")
+    if params != [name for name, _ in mod.named_parameters(remove_duplicate=False)] \
+            or buffers != [name for name, _ in mod.named_buffers(remove_duplicate=False)]:
+        raise _NotPlain("parameters or buffers not in the module's order")
+    return [ParamAOTInput(t) for t in params] + [BufferAOTInput(t) for t in buffers] \
+        + [PlainAOTInput(k) for k in range(users)]
 
 
 def _retargeted(node: Any) -> bool:
@@ -339,6 +447,7 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
     module_nodes = {n.name: n for n in mod.graph.nodes if n.op == "call_function"}
     module_output = next(n for n in reversed(mod.graph.nodes) if n.op == "output")
     params_buffers_to_node_meta = _collect_param_buffer_metadata(mod)
+    descs = iter(_input_descs(ep, mod))
     probed = [n for n in ep.graph.nodes if n.op == "call_function" and (_retargeted(n) or n in preserved)]
     annotations = _dispatch_annotations(probed, cia_to_decomp)
     annotations.update({node: found[1] for node, found in decompositions.items()})
@@ -348,7 +457,10 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
     for node in ep.graph.nodes:
         if node.op == "placeholder":
             new = graph.placeholder(node.name)
-            new.meta.update({k: node.meta[k] for k in ("val", "tensor_meta", "desc") if k in node.meta})
+            new.meta.update({k: node.meta[k] for k in ("val", "tensor_meta") if k in node.meta})
+            new.meta["desc"] = next(descs)
+            if "desc" in node.meta and node.meta["desc"] != new.meta["desc"]:
+                raise _NotPlain(f"{node.name}: described otherwise than the trace describes it")
         elif node.op == "call_function":
             module_node = module_nodes.get(node.name)
             if module_node is None or module_node.target is not node.target or not module_node.meta:
@@ -358,7 +470,7 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
                 target, val, tensor_meta = found.target, found.val, found.tensor_meta
                 args, kwargs = map_arg(found.args, env.__getitem__), map_arg(found.kwargs, env.__getitem__)
             else:
-                target, val, tensor_meta = node.target, node.meta["val"], node.meta["tensor_meta"]
+                target, val, tensor_meta = node.target, node.meta["val"], _traced_tensor_meta(node)
                 args, kwargs = map_arg(node.args, env.__getitem__), map_arg(node.kwargs, env.__getitem__)
             new = graph.create_node("call_function", target, args, kwargs, name=new_name[node.name])
             meta = _copied_meta(module_node, node, target, val, tensor_meta, (args, kwargs))

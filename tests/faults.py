@@ -181,8 +181,11 @@ __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "aft
            "change_target", "change_top_level_constant", "ciatable_unchanged_by_count",
            "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
-           "reference_delegate_count_ignored", "reference_first_set_only", "rename_node", "retrace_ignores_the_table",
-           "retrace_keeps_names", "retrace_probes_around_the_lone_trace", "retrace_skips_dispatch_annotations",
+           "reference_delegate_count_ignored", "reference_first_set_only", "rename_node",
+           "retrace_describes_every_input_as_plain", "retrace_ignores_the_table", "retrace_keeps_names",
+           "retrace_keeps_the_arguments_as_written", "retrace_keeps_the_tensor_meta",
+           "retrace_probes_around_the_lone_trace", "retrace_records_mutation",
+           "retrace_records_view_ops_unchanged", "retrace_skips_dispatch_annotations",
            "stale_val", "torch", "verifyonce_key_without_kwargs"]
 
 
@@ -293,13 +296,73 @@ def retrace_probes_around_the_lone_trace():
     return _replaced(_retrace, "_decompositions", decompositions)
 
 
+def retrace_records_view_ops_unchanged():
+    """retrace: a CIA op that is in neither table (the view-like reshape and flatten export cannot
+    preserve, which the trace decomposes by their own kernels) taken to be recorded as it is; as
+    if `_op_is_recorded_unchanged` ended in `return True` for an op with a CIA kernel."""
+    from fastpass import _retrace
+
+    real = _retrace._op_is_recorded_unchanged
+
+    def recorded_unchanged(target, cia_to_decomp, python_decomp_table):
+        if real(target, cia_to_decomp, python_decomp_table):
+            return True
+        return isinstance(target, torch._ops.OpOverload) and target not in cia_to_decomp \
+            and target not in python_decomp_table
+
+    return _replaced(_retrace, "_op_is_recorded_unchanged", recorded_unchanged)
+
+
+def retrace_describes_every_input_as_plain():
+    """retrace: every placeholder described as a user input (`PlainAOTInput(i)`), the
+    parameters and buffers too; as if `_input_descs` returned `[PlainAOTInput(i) for i in
+    range(len(specs))]`."""
+    from torch._functorch._aot_autograd.descriptors import PlainAOTInput
+
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_input_descs", lambda ep, mod: [
+        PlainAOTInput(i) for i in range(len(ep.graph_signature.input_specs))])
+
+
+def retrace_keeps_the_tensor_meta():
+    """retrace: a node recorded unchanged keeps its own `tensor_meta` (right for ATen IR, whose
+    was extracted by the earlier trace; a training-IR node's was extracted with grad enabled);
+    as if `_traced_tensor_meta` returned `node.meta["tensor_meta"]`."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_traced_tensor_meta", lambda node: node.meta["tensor_meta"])
+
+
+def retrace_records_mutation():
+    """retrace: an op that writes an input (training IR's `relu_`) taken to be recorded as it is,
+    where the trace functionalizes it; as if `_functional` returned True."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_functional", lambda target: True)
+
+
+def retrace_keeps_the_arguments_as_written():
+    """retrace: a node's arguments taken to be as the trace records them whatever their form,
+    so a positional argument a pass wrote by keyword stays a keyword where the trace records it
+    positionally; as if `_as_the_trace_records` returned True."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_as_the_trace_records", lambda target, args, kwargs: True)
+
+
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
                    "retrace_ignores_the_table": retrace_ignores_the_table,
                    "retrace_keeps_names": retrace_keeps_names,
                    "retrace_skips_dispatch_annotations": retrace_skips_dispatch_annotations,
-                   "retrace_probes_around_the_lone_trace": retrace_probes_around_the_lone_trace}
+                   "retrace_probes_around_the_lone_trace": retrace_probes_around_the_lone_trace,
+                   "retrace_records_view_ops_unchanged": retrace_records_view_ops_unchanged,
+                   "retrace_describes_every_input_as_plain": retrace_describes_every_input_as_plain,
+                   "retrace_keeps_the_tensor_meta": retrace_keeps_the_tensor_meta,
+                   "retrace_records_mutation": retrace_records_mutation,
+                   "retrace_keeps_the_arguments_as_written": retrace_keeps_the_arguments_as_written}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -94,7 +94,7 @@ def test_the_floor_parts_are_ones_no_fastpass_patch_point_acts_in(monkeypatch):
     count)."""
     import fastpass
     from executorch.exir import to_edge_transform_and_lower
-    from fastpass import _lazycode, _patches
+    from fastpass import _context, _lazycode
     from fastpass.patching import PatchPoint, Patches, current_value
     from verify.lowering import observe
     from verify.report.bench.results import FLOOR_PARTS
@@ -121,7 +121,7 @@ def test_the_floor_parts_are_ones_no_fastpass_patch_point_acts_in(monkeypatch):
     try:
         with fastpass.enabled(trust="all"):
             counting.install([PatchPoint(p.owner, p.attribute, (), wrap=counted(p.where), why="count")
-                              for p in _patches.STATE.installed_points() if callable(current_value(p))])
+                              for p in _context.STATE.installed_points() if callable(current_value(p))])
             try:
                 to_edge_transform_and_lower(program, partitioner=[target.make_partitioner(target.make_spec())])
             finally:

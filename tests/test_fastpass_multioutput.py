@@ -24,9 +24,11 @@ from executorch.exir.pass_base import ExportPass
 
 import fastpass
 from tests import faults
-from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_one_op_decomposition_is_written,
+from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_arguments_given_otherwise_are_traced, check_a_one_op_decomposition_is_written,
                                          check_a_renamed_node_is_traced,
-                                         check_a_retargeted_nodes_dispatch_annotations_are_written)
+                                         check_a_retargeted_nodes_dispatch_annotations_are_written,
+                                         check_a_training_ir_mutation_is_traced,
+                                         check_a_training_ir_program_is_written)
 from tests.test_fastpass_rules import _describe, _Registered, _stock_and_fast
 
 A = torch.ops.aten
@@ -196,7 +198,12 @@ _CHECKS = {"copy_multi_output_as_single": check_multi_output_copy,
            "retrace_ignores_the_table": check_a_decomposed_op_is_traced,
            "retrace_keeps_names": check_a_renamed_node_is_traced,
            "retrace_skips_dispatch_annotations": check_a_retargeted_nodes_dispatch_annotations_are_written,
-           "retrace_probes_around_the_lone_trace": check_a_one_op_decomposition_is_written}
+           "retrace_probes_around_the_lone_trace": check_a_one_op_decomposition_is_written,
+           "retrace_records_view_ops_unchanged": check_a_training_ir_program_is_written,
+           "retrace_describes_every_input_as_plain": check_a_training_ir_program_is_written,
+           "retrace_keeps_the_tensor_meta": check_a_training_ir_program_is_written,
+           "retrace_records_mutation": check_a_training_ir_mutation_is_traced,
+           "retrace_keeps_the_arguments_as_written": check_arguments_given_otherwise_are_traced}
 
 
 @pytest.mark.parametrize("fault", sorted(faults.FASTPASS_FAULTS))

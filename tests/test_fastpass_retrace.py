@@ -12,7 +12,18 @@ it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_ru
 - a node a pass moved to another op gets what dispatching that op writes into its meta
   (`retrace_skips_dispatch_annotations`);
 - a node whose op the table decomposes into one op gets what that op's dispatch writes into its
-  meta, and nothing the lone trace of it writes for itself (`retrace_probes_around_the_lone_trace`).
+  meta, and nothing the lone trace of it writes for itself (`retrace_probes_around_the_lone_trace`);
+- in a training-IR program (to_edge's first call): a view-like CIA op export cannot preserve
+  (reshape, flatten) is written as the one view op its own kernel calls
+  (`retrace_records_view_ops_unchanged`), each placeholder gets the ``desc`` aot gives a
+  parameter, a buffer or a user input (`retrace_describes_every_input_as_plain`), and each node
+  the ``tensor_meta`` the trace extracts under no_grad, not its own, extracted with grad enabled
+  (`retrace_keeps_the_tensor_meta`);
+- a training-IR op that writes an input runs the stock re-trace, which functionalizes it
+  (`retrace_records_mutation`);
+- a node whose arguments are not as the dispatcher hands them to the trace (a positional one
+  given by keyword, as a pass may write it) runs the stock re-trace, which records them so
+  (`retrace_keeps_the_arguments_as_written`).
 """
 
 from __future__ import annotations
@@ -121,6 +132,102 @@ def check_a_renamed_node_is_traced() -> None:
     assert (copied, run) == (0, 1)
 
 
+class _ConvFlattenLinear(torch.nn.Module):
+    """What to_edge's first call meets in the ARM models: conv2d and linear (CIA ops the empty
+    table preserves), flatten and reshape (view-like CIA ops export cannot preserve), parameters
+    that require grad, a buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 2, 1)
+        self.linear = torch.nn.Linear(8, 3)
+        self.register_buffer("offset", torch.ones(3))
+
+    def forward(self, x):
+        flat = self.conv(x).flatten(1).reshape(1, 8)
+        return torch.relu(self.linear(flat)) + self.offset
+
+
+def check_a_training_ir_program_is_written() -> None:
+    """to_edge's first call, ``run_decompositions({})`` on the training IR: no mutation, so the
+    trace only turns flatten and reshape into view and describes the inputs. fastpass writes
+    the same graph, names, descs and meta, without tracing."""
+    program = torch.export.export(_ConvFlattenLinear().eval(), (torch.randn(1, 2, 2, 2),))
+    assert [v.__name__ for v in program.verifiers] == ["TrainingIRVerifier"]
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions({}))
+    assert A.view.default in {n.target for n in stock.graph.nodes}
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+
+
+class _InPlaceRelu(torch.nn.Module):
+    def forward(self, x):
+        return (x * 2).relu_() + 1
+
+
+def check_a_training_ir_mutation_is_traced() -> None:
+    """An in-place op whose result is used (``relu_``): the re-trace functionalizes it into
+    relu; so must fastpass, by tracing."""
+    program = torch.export.export(_InPlaceRelu().eval(), (torch.randn(2, 4),))
+    assert A.relu_.default in {n.target for n in program.graph.nodes}
+    try:
+        stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions({}))
+    except Exception as exc:  # relu_ written back: the new program's verifier refuses it
+        raise AssertionError(f"run_decompositions failed: {exc}") from exc
+    assert A.relu_.default not in {n.target for n in stock.graph.nodes}
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (0, 1)
+
+
+class _LeakyRelu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x * 2, 0.2)
+
+
+def check_arguments_given_otherwise_are_traced() -> None:
+    """A node whose positional argument a pass wrote by keyword (``negative_slope=0.2``): the
+    trace records it positionally, as the dispatcher hands it over; so must fastpass, by
+    tracing."""
+    program = torch.export.export(_LeakyRelu().eval(), (torch.randn(2, 4),))
+    node = next(n for n in program.graph.nodes if n.target is A.leaky_relu.default)
+    node.args, node.kwargs = node.args[:1], {"negative_slope": node.args[1]}
+    program.graph_module.recompile()
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions({}))
+    assert [n.args[1:] for n in stock.graph.nodes if n.target is A.leaky_relu.default] == [(0.2,)]
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (0, 1)
+
+
+def test_arguments_given_otherwise_are_traced():
+    check_arguments_given_otherwise_are_traced()
+
+
+def test_the_trace_s_argument_convention():
+    """``_as_the_trace_records``: positional up to the last non-default, kwarg-only by name when
+    not default, lists as lists; an int default is not a float or a bool (IValue tags)."""
+    from fastpass._retrace import _as_the_trace_records
+
+    conv = A.conv2d.default
+    assert _as_the_trace_records(conv, ("x", "w", None, [2, 2]), {})
+    assert not _as_the_trace_records(conv, ("x", "w", None, [2, 2], [0, 0]), {})  # trailing default
+    assert not _as_the_trace_records(conv, ("x", "w", None, (2, 2)), {})  # a tuple
+    assert not _as_the_trace_records(conv, ("x", "w"), {"stride": [2, 2]})  # positional by name
+    assert _as_the_trace_records(A.elu.default, ("x", 1.0), {})  # 1.0 is not the default 1
+    assert not _as_the_trace_records(A.elu.default, ("x", 1), {})
+    full = A.full.default
+    assert _as_the_trace_records(full, ([2], 1.0), {"dtype": torch.float32})
+    assert not _as_the_trace_records(full, ([2], 1.0), {"dtype": None})  # a default kwarg written out
+    assert not _as_the_trace_records(full, ([2], 1.0, torch.float32), {})  # kwarg-only given positionally
+
+
+def test_a_training_ir_program_is_written():
+    check_a_training_ir_program_is_written()
+
+
+def test_a_training_ir_mutation_is_traced():
+    check_a_training_ir_mutation_is_traced()
+
+
 def test_nothing_to_decompose_is_written_not_traced():
     check_nothing_to_decompose_is_written_not_traced()
 
@@ -152,7 +259,9 @@ def test_the_reasons_a_program_is_traced():
     cia, python = _split_decomp_table_to_cia_and_python_decomp(_table(True))
     assert _retrace.plain_program_reason(kept, cia, python) == ""  # linear preserved: written, its dispatch probed
     training = torch.export.export(_LinearRelu().eval(), (torch.randn(2, 4),))
-    assert _retrace.plain_program_reason(training, cia, python) == "not post-functionalization ATen IR"
+    assert _retrace.plain_program_reason(training, cia, python) == ""  # functional training IR: written
+    in_place = torch.export.export(_InPlaceRelu().eval(), (torch.randn(2, 4),))
+    assert _retrace.plain_program_reason(in_place, cia, python) == "aten.relu_.default mutates"
 
 
 class _Stop(Exception):
