@@ -114,7 +114,7 @@ def test_two_runs_started_together_get_their_own_folders(tmp_path):
 
 
 def test_run_folders_are_never_reused(tmp_path, monkeypatch):
-    from verify.output_paths import new_run_dir
+    from verify.usage.output_paths import new_run_dir
 
     monkeypatch.chdir(tmp_path)
     folders = {new_run_dir() for _ in range(20)}  # same second, same pid

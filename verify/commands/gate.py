@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from verify.commands.arguments import at_least
-from verify.output_paths import check_output_folder
+from verify.usage.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.gate import ledger
 from verify.gate.campaign import (DEFAULT_OUT, DEFAULT_PASS_EXAMPLES, DEFAULT_REGISTRY_EXAMPLES,
@@ -178,7 +178,7 @@ def check_search_usage(args) -> None:
     """The search options (`add_search_options`) that can be wrong: numbers out of range, an
     unwritable --json (UsageError: one line, exit 2), checked before the lowering stack is
     imported; --stage is argparse's (a choice), --seed any integer (a Hypothesis seed)."""
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     at_least(args.examples, 1, "--examples")
     at_least(args.min_evidence, 1, "--min-evidence")
@@ -218,7 +218,7 @@ def check_gate_usage(args) -> list[str] | None:
     module, no such class in its source). Returns the --ops list. All before the lowering stack
     is imported (torch, executorch: seconds, and their warnings before the one line). --pass
     references are resolved next, then --out is checked (cmd_gate), also before any work."""
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     check_search_usage(args)
     if args.passes and args.stage and len(set(args.stage)) > 1:
@@ -304,7 +304,7 @@ def cmd_gate(args) -> int:
 
 
 def cmd_infer(args) -> int:
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     at_least(args.examples, 1, "--examples")
     at_least(args.max_ops, 1, "--max-ops")

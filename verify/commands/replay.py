@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verify.output_paths import check_output_folder, run_dir_name
+from verify.usage.output_paths import check_output_folder, run_dir_name
 from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError
 from verify.report.trust import authorize, read
 from verify.usage import UsageError

@@ -63,9 +63,9 @@ def reference_problem(ref: str) -> str | None:
     """What is wrong with a pass reference on its face, in the words `resolve` would use, or None:
     checked before the gate imports the lowering stack (torch, executorch: seconds, and their
     warnings on stderr), so that a usage error is one quick line. Nothing is imported or run (the
-    file or module is read: verify.references); whether the class imports and is an ExportPass is
+    file or module is read: verify.usage.references); whether the class imports and is an ExportPass is
     `resolve_pass`'s to find out."""
-    from verify.references import binds, module_source
+    from verify.usage.references import binds, module_source
 
     try:
         where, name, is_file = _split(ref)
