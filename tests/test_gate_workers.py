@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -84,17 +83,15 @@ def test_a_verdict_crosses_the_process_boundary_unchanged():
 
 def test_a_worker_past_the_pass_timeout_is_killed_and_its_pass_an_error(tmp_path):
     names = ["NoRetracePass", "ChangeDtypePass"]
-    started = time.monotonic()
     proc = run_gate(gate_command(tmp_path, names, "-j", "1", "--pass-timeout", "6"),
                     faults="NoRetracePass:hang,ChangeDtypePass:exit")
     assert proc.returncode == 1, proc.stderr[-3000:]
     hung, crashed = report(tmp_path / "out" / "gate.json")["passes"]
     assert hung["name"] == "NoRetracePass" and hung["verdict"] == "error", hung
     assert hung["reason"].startswith("<worker-timeout>") and "6 s" in hung["reason"], hung["reason"]
-    assert 6 <= hung["seconds"] < 60, hung["seconds"]
+    assert 6 <= hung["seconds"] < 60, hung["seconds"]  # as the gate measured it: killed at the timeout, not after
     assert crashed["verdict"] == "error" and crashed["reason"].startswith("<worker-crash: exit 3>")  # went on
     assert not processes_mentioning(str(tmp_path / "out" / "workers")), "a worker outlived the gate"
-    assert time.monotonic() - started < 120
 
 
 def test_a_pass_not_started_within_max_seconds_is_an_error_not_green(tmp_path):
@@ -214,7 +211,6 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
     logger = logging.getLogger("verify.gate.run")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    started = time.monotonic()
     try:
         verdicts = run.gate_registry(classes, 40, ["edge-fp", "quantized"], tmp_path, seed=1, max_ops=2,
                                      shrink_seconds=15, ops=["sign", "abs"], direct_examples=3, min_evidence=3,
@@ -234,7 +230,6 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
                         "(evidence so far kept)"), v.reason
     assert never.qualname == direct and never.verdict is ProofStatus.ERROR and never.examples == 0
     assert never.unfinished is Ending.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
-    assert time.monotonic() - started < 120
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,14 +375,13 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
         assert verdicts[qn].reason.startswith("not finished: its search of stage(s) quantized ended without")
 
     monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
-    started = time.monotonic()
     (*passes, hung) = _registry_in_workers(tmp_path / "hang", 1, ["edge-fp"], stage_timeout=4)
     assert hung.qualname == "<worker-timeout>" and hung.verdict is ProofStatus.ERROR, hung
     assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
     assert "gave no evidence for its 2 pass(es)" in hung.reason
     assert all(v.verdict is ProofStatus.ERROR and v.unfinished is Ending.CUT_SHORT and v.examples == 0
                for v in passes), passes
-    assert time.monotonic() - started < 60
+    assert 4 <= hung.seconds < 60, hung.seconds  # as the gate measured it: killed at the timeout, not after
     assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
 
 
