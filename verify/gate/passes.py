@@ -737,7 +737,7 @@ def gated_at(repo: Path | None = None) -> str:
     """The revision whose every annotation a whole-registry gate run last proved: the proof
     ledger's `gated_at`. One store: a registry run's `--record-gated` writes it with the proofs it
     records (verify.gate.ledger.record), so the two never disagree."""
-    from fastpass.annotations._proofs import Ledger, LedgerError
+    from fastpass.annotations import Ledger, LedgerError
 
     try:
         revision = Ledger.load((repo or PROJECT_ROOT) / LEDGER).gated_at.strip()
