@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from generators.random import interpret
-from verify.gate import check, graphs as gg, passes as gp, run
+from verify.gate import check, graphs as gg, passes as gp, reproducer, run
 from verify.report.reproducer import load
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import Verdict
@@ -84,7 +84,7 @@ def test_the_annotation_check_kills_the_mutant_and_its_reproducer_replays(group_
         v = verdicts[qn]
         assert v.verdict is ProofStatus.UNSOUND_SKIP, (v.verdict, v.reason)
         (path,) = v.reproducers.values()
-        replayed = run.replay_saved(load(Path(path)))
+        replayed = reproducer.replay_saved(load(Path(path)))
     assert replayed.verdict is Verdict.DIVERGENT
 
 

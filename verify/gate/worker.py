@@ -68,7 +68,7 @@ def run_pass_job(job: dict) -> dict:
     _begin(job)
     from verify.gate import check
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate import reproducer, run
     from verify.gate.verdict import PassVerdict
     from verify.lowering.heap import freeze_long_lived_heap
     from verify.report.atomic import write_text
@@ -80,7 +80,7 @@ def run_pass_job(job: dict) -> dict:
         # also imports everything), then freeze that heap as the gate process did (see
         # verify.lowering.heap). A failure here is gate_pass's to report: it decides again.
         with contextlib.suppress(Exception), check.quiet():
-            how = run.how_to_run(cls, stage)
+            how = reproducer.how_to_run(cls, stage)
     freeze_long_lived_heap()
     # After every example: the verdict so far, for the gate to keep if this worker is killed (a
     # stop, its timeout) or dies before its result. Atomic: whenever it is killed, the last is whole.
