@@ -100,7 +100,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
     `deadline`, or stopped: then with the evidence its worker had written so far): an incomplete
     check is never green (PassVerdict.not_finished)."""
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate.verdict import make_verdict
     from verify.gate.workers import gate_in_workers
     from verify.jobs.launcher import stop_signal
 
@@ -115,7 +115,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
         v = result.verdict  # stopped: the verdict so far its worker had written, if any
         if v is None:
             gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
-            v = run.make_verdict(result.job.cls, result.job.ref)
+            v = make_verdict(result.job.cls, result.job.ref)
             v.stage, v.how = result.job.stage, result.job.how or ""
         if result.ending is Ending.NOT_STARTED:
             v.not_finished(result.ending,

@@ -39,7 +39,7 @@ from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, cove
 from verify.gate.reproducer import how_to_run, write_reproducer
 from verify.gate.stages import STAGES
 from verify.report.reproducer import NO_PASS
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, make_verdict, merge_stages
 from verify.vocabulary import Ending, Feature
 
 
@@ -116,19 +116,6 @@ def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], 
 
 # ---------------------------------------------------------------------------------------------
 # one pass
-
-
-def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
-    from fastpass.annotations import lookup
-
-    qn = gp.qualname(cls)
-    v = PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
-                    annotation=gp.describe_annotation(cls))
-    claim = Claim.of(lookup(cls), gp.upstream_skip_covers(cls))
-    v.waived = dict(claim.waived)
-    for feature in claim.features:
-        v.evidence_for(feature)
-    return v
 
 
 def untargeted_ops(outcome: check.Outcome, cls: type, copied: int) -> frozenset[str]:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from verify.gate.events import relayed
-from verify.gate.verdict import PassVerdict
+from verify.gate.verdict import PassVerdict, make_verdict
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
@@ -335,13 +335,12 @@ def _error(job: PassJob, reason: str, seconds: float, partial: PassVerdict | Non
     """The pass's verdict when its worker gave none: what it claims, `error`, and why; with the
     evidence the worker had written before it died or was killed (`partial`), if any."""
     from verify.gate import passes as gp
-    from verify.gate import run
 
     if partial is not None:
         v = partial
     else:
         gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
-        v = run.make_verdict(job.cls, job.ref)
+        v = make_verdict(job.cls, job.ref)
         v.stage, v.how = job.stage, job.how or ""
     v.verdict, v.reason, v.seconds = ProofStatus.ERROR, reason[:500], seconds
     return v
