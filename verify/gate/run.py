@@ -28,7 +28,7 @@ import logging
 import time
 from collections import Counter
 from pathlib import Path
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 from fastpass.annotations import ProofStatus
@@ -36,8 +36,9 @@ from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
                                form_route, strategy_for)
+from verify.gate.plan import (RegistryRunner, StagePlan, StageResult, merge_stage_results, stage_ops, stage_seed,
+                              stage_shares)
 from verify.gate.reproducer import how_to_run, write_reproducer
-from verify.gate.stages import STAGES
 from verify.report.reproducer import NO_PASS
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, make_verdict, merge_stages
 from verify.vocabulary import Ending, Feature
@@ -236,42 +237,6 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
 _NOT_DRAWN = "not lowered: the time budget is spent, no pass under test lacks evidence, or the run was stopped"
 
 
-@dataclass(frozen=True)
-class StagePlan:
-    """One stage's search in a registry run: everything a stage worker needs besides the
-    settings every search shares (out, max_ops, shrink_seconds, ops, min_evidence)."""
-
-    stage: str
-    passes: tuple[str, ...]  # qualnames of the annotated passes its pipeline invokes, registry order
-    examples: int
-    top_up: int
-    top_up_seconds: float
-    seconds: float | None = None  # its share of --max-seconds, counted from the search's start
-    not_after: float | None = None  # time.monotonic() past which it lowers no graph (the direct reserve)
-    seed: int | None = None  # its own (stage_seed): not shared with, nor counted on from, other stages
-
-
-@dataclass(frozen=True)
-class StageResult:
-    """What one stage's search gave: each pass's verdict for this stage alone (not judged), plus
-    the stage's own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`).
-
-    `unfinished` says the search did not run to its end (stopped, not started by the deadline,
-    or its worker crashed or timed out); `verdicts` then hold the evidence it had gathered so
-    far (a stage worker writes it after every graph: see search_stage's `checkpoint`), and
-    gate_registry turns every pass it searches into an `error` (PassVerdict.not_finished)."""
-
-    stage: str
-    verdicts: dict[str, PassVerdict]
-    unfinished: Ending | None = None
-
-
-# (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
-# (a result per stage plan, in any order, `unfinished` set where its search did not run to its end;
-#  the verdicts of the direct passes whose check finished, or was cut short with `unfinished` set)
-RegistryRunner = Callable[[list[StagePlan], list[tuple[str, type]], str, "float | None"],
-                          tuple[list[StageResult], dict[str, PassVerdict]]]
-
 # Called by a stage's search after every graph it counted and every pass it classified, with its
 # verdicts so far (the very dict search_stage returns): a stage worker writes them, so that a
 # search cut short (stop, timeout, crash) still hands its evidence to the gate.
@@ -445,30 +410,6 @@ def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want:
     return strategy_of
 
 
-def stage_ops(stage: str, ops: list[str] | None) -> list[str] | None:
-    """The vocabulary a stage draws from: `ops` (--ops) if given; on a float stage (a target lowered
-    without quantization: edge-fp) every op including ``generators.random``'s FLOAT_ONLY ones (an
-    int32 operand, addmm), which only quantized targets cannot take; else the default vocabulary
-    (None). Without them the gate never drew a mixed-dtype operand, the only form
-    RemoveMixedTypeOperators rewrites, and called a wrong annotation of it sound."""
-    from generators.random import ops_in_vocabulary
-    from generators.random.reach import INT_TARGETS
-
-    from verify.gate.stages import STAGE_TARGETS
-
-    if ops is not None or STAGE_TARGETS[stage] in INT_TARGETS:
-        return ops
-    return list(ops_in_vocabulary(float_target=True))
-
-
-def stage_seed(seed: int | None, stage: str) -> int | None:
-    """A stage's own Hypothesis seed: fixed by --seed and the stage alone, so a stage draws the same
-    graphs whichever stages run with it, in whichever order or worker (-j 1 and -j N alike).
-    Each search round within the stage adds its own number (1, 2, ...; below 1000), so edge-fp's
-    rounds draw as a one-stage run always did."""
-    return None if seed is None else seed + 1000 * STAGES.index(stage)
-
-
 def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: int = 4,
                  shrink_seconds: float = 300.0, ops: list[str] | None = None,
                  min_evidence: int = DEFAULT_MIN_EVIDENCE,
@@ -593,32 +534,6 @@ def lookup_ops(cls: type) -> frozenset:
     if not ops or getattr(ops, "rule", None) is not None:
         return frozenset()
     return frozenset(ops)
-
-
-def merge_stage_results(classes: dict[str, type], results: list[StageResult]) -> dict[str, PassVerdict]:
-    """Every pass's verdict over the stages (`results` in stage order): merged where stages
-    searched it (verdict.merge_stages), a fresh one (no examples) where none did; then the
-    stages' own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`) in
-    stage order. The order is the registry's, whatever order the stages finished in."""
-    verdicts = {}
-    for qn, cls in classes.items():
-        per_stage = [r.verdicts[qn] for r in results if qn in r.verdicts]
-        verdicts[qn] = merge_stages(per_stage) if per_stage else make_verdict(cls)
-    for r in results:
-        for key, v in r.verdicts.items():
-            if key not in classes:
-                verdicts[key] = v
-    return verdicts
-
-
-def stage_shares(max_seconds: float | None, direct_reserve: float, stages: int, parallel: int) -> float | None:
-    """Each stage search's budget in seconds under --max-seconds: what is left after the direct
-    runs' reserve, divided by the rounds of stage searches `parallel` workers run (4 stages at
-    -j 2: two rounds, so each stage gets half of it; at -j 1 a quarter)."""
-    if max_seconds is None or stages == 0:
-        return None
-    rounds = -(-stages // max(1, min(parallel, stages)))
-    return max(0.0, max_seconds - direct_reserve) / rounds
 
 
 def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,

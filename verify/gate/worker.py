@@ -99,6 +99,7 @@ def run_stage_job(job: dict) -> dict:
     from verify.gate import check
     from verify.gate import passes as gp
     from verify.gate import run
+    from verify.gate.plan import StagePlan
     from verify.lowering.heap import freeze_long_lived_heap
     from verify.report.atomic import write_text
 
@@ -109,7 +110,7 @@ def run_stage_job(job: dict) -> dict:
     freeze_long_lived_heap()
     # The parent's cap, sent as seconds left when the job was written: this clock's own base.
     not_after = None if job["not_after_in"] is None else time.monotonic() + job["not_after_in"]
-    plan = run.StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
+    plan = StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
                          job["seconds"], not_after, job["seed"])
     def document(verdicts: dict) -> dict:
         return {"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}}
