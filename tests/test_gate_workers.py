@@ -211,7 +211,7 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
                 stop_all(signal.SIGINT)
 
     handler = StopAtFirstGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     started = time.monotonic()
@@ -408,7 +408,7 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path
 
     caplog.set_level(logging.INFO)  # the workers log (and relay) progress at the gate's own level
     handler = StopAtQuantizedGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:

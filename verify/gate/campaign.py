@@ -1,6 +1,7 @@
 """The gate's campaign: which passes a `verify gate` run checks and how its checks are spread over
 worker processes (verify.gate.workers), below the command (verify.commands.gate), which parses and
-checks the options, and above the search (verify.gate.run, verify.gate.check).
+checks the options, and above the drivers and the search (verify.gate.run, verify.gate.search,
+verify.gate.check).
 
 A registry run gates every annotated pass (or those whose annotation changed since a revision):
 each stage's search, which checks every pass the stage's pipeline invokes at once, and each direct

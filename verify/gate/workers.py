@@ -1,5 +1,5 @@
 """Run the gate's checks in workers, N at a time (`verify gate -j N`): each `--pass` check, and
-in a registry run each stage's search (run.search_stage) and each direct pass's check, all in
+in a registry run each stage's search (search.search_stage) and each direct pass's check, all in
 the harness's one pool (verify.jobs.pool).
 
 Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
@@ -82,7 +82,7 @@ class PassJob:
 
 @dataclass(frozen=True)
 class StageJob:
-    """A registry run's search of one stage (run.search_stage) in a worker. The worker takes the
+    """A registry run's search of one stage (search.search_stage) in a worker. The worker takes the
     shared settings' out, max_ops, shrink_seconds, ops and min_evidence; examples and seed are
     the plan's."""
 
