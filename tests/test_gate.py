@@ -539,7 +539,7 @@ def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
     from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
     from hypothesis import HealthCheck, given, seed, settings
 
-    from verify.gate.run import _biased
+    from verify.gate.search import _biased
 
     lacking = {"p": "copy"}
     strategy = _biased({"p": DecomposeAddSubAlphaPass}, 4, None, lambda qn: lacking[qn])(["p"])
@@ -568,14 +568,14 @@ def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypat
     and the verdicts and evidence gathered so far are kept for the report."""
     from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
 
-    from verify.gate import run
+    from verify.gate import search
 
     def broken_search(*args, **kwargs):
         raise RuntimeError("Inconsistent data generation!")
 
-    monkeypatch.setattr(run, "hypothesis_search", broken_search)
+    monkeypatch.setattr(search, "hypothesis_search", broken_search)
     qn = "executorch.backends.arm._passes.DecomposeAddSubAlphaPass"
-    reg = run._Registry({qn: DecomposeAddSubAlphaPass}, tmp_path, 0, 4, 1.0, None, 5)
+    reg = search._Registry({qn: DecomposeAddSubAlphaPass}, tmp_path, 0, 4, 1.0, None, 5)
     done = reg.search("edge-fp", {qn}, lambda names: None, 3, ":top-up")
     assert done == 0
     error = reg.verdicts["<search-error:edge-fp:top-up>"]

@@ -208,7 +208,7 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
                 stop_all(signal.SIGINT)
 
     handler = StopAtFirstGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
@@ -286,27 +286,27 @@ def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
 
 
 def test_stage_results_merge_in_stage_order_whatever_order_they_finished_in():
-    from verify.gate import run
+    from verify.gate import plan
 
     classes = {"m.P": object}
     stage_error = PassVerdict("<worker-crash>", "worker crash", "-", ProofStatus.ERROR, "<worker-crash: exit 3>",
                               "batch", "quantized")
-    results = [run.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
-               run.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
-    merged = run.merge_stage_results(classes, results)
+    results = [plan.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
+               plan.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
+    merged = plan.merge_stage_results(classes, results)
     assert list(merged) == ["m.P", "<worker-crash:quantized>"]
     assert merged["m.P"].stage == "edge-fp" and merged["<worker-crash:quantized>"] is stage_error
 
 
 def test_stage_seeds_and_budgets_do_not_depend_on_the_other_stages():
-    from verify.gate import run
+    from verify.gate import plan
 
-    assert run.stage_seed(7, "quantized") == run.stage_seed(7, "quantized") != run.stage_seed(7, "edge-fp")
-    assert run.stage_seed(None, "edge-fp") is None
+    assert plan.stage_seed(7, "quantized") == plan.stage_seed(7, "quantized") != plan.stage_seed(7, "edge-fp")
+    assert plan.stage_seed(None, "edge-fp") is None
     # --max-seconds 3600 less the direct runs' sixth: 4 stages in 2 rounds at -j 2, 4 at -j 1
-    assert run.stage_shares(3600, 600, 4, 2) == 1500
-    assert run.stage_shares(3600, 600, 4, 1) == 750
-    assert run.stage_shares(3600, 0, 1, 2) == 3600 and run.stage_shares(None, 0, 4, 2) is None
+    assert plan.stage_shares(3600, 600, 4, 2) == 1500
+    assert plan.stage_shares(3600, 600, 4, 1) == 750
+    assert plan.stage_shares(3600, 0, 1, 2) == 3600 and plan.stage_shares(None, 0, 4, 2) is None
 
 
 def _registry_in_workers(tmp_path: Path, jobs: int, stages: list[str], stage_timeout: float | None = None):
@@ -402,7 +402,7 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path
 
     caplog.set_level(logging.INFO)  # the workers log (and relay) progress at the gate's own level
     handler = StopAtQuantizedGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
