@@ -331,11 +331,18 @@ def test_changed_since_compares_entries_not_source_lines(tmp_path):
     assert gp.changed_since("HEAD", repo=tmp_path) == (set(), True)
 
 
-def test_gated_at_record_names_the_proven_revision(tmp_path):
+def test_the_gated_revision_is_the_ledgers(tmp_path):
+    """One store: `--since-gated` reads the revision the proof ledger was gated at (its
+    `gated_at`, written with the proofs by a registry run's `--record-gated`); a ledger that names
+    none, or cannot be read, is a one-line refusal; recording needs fastpass committed."""
+    from fastpass.annotations import _proofs
+
     folder = tmp_path / "fastpass" / "annotations"
     folder.mkdir(parents=True)
     (folder / "arm_registry.py").write_text("REGISTRY: dict = {}\n")
-    (folder / "gated-at").write_text("# proven revision\n0123abc\n")
+    ledger = {"format": _proofs.LEDGER_FORMAT, "gated_at": "0123abc",
+              "proven_against": {"machinery": "0" * 16, "executorch": "1", "torch": "2"}, "passes": {}}
+    (folder / "proofs.json").write_text(json.dumps(ledger))
     git = lambda *a: subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *a],  # noqa: E731
                                     cwd=tmp_path, check=True, capture_output=True, text=True)
     git("init", "-q")
@@ -344,15 +351,29 @@ def test_gated_at_record_names_the_proven_revision(tmp_path):
     assert gp.gated_at(repo=tmp_path) == "0123abc"
     (folder / "arm_registry.py").write_text("REGISTRY: dict = {'x': 1}\n")
     with pytest.raises(gp.PassRefError, match="uncommitted"):
-        gp.record_gated(repo=tmp_path)  # the tree's fastpass is not HEAD's: nothing to record
+        gp.head_if_fastpass_committed(repo=tmp_path)  # the tree's fastpass is not HEAD's: nothing to record
     git("commit", "-qam", "change")
-    head = git("rev-parse", "HEAD").stdout.strip()
-    assert gp.record_gated(repo=tmp_path) == head
-    assert gp.gated_at(repo=tmp_path) == head
-    assert (folder / "gated-at").read_text().startswith("# proven revision\n")
-    (folder / "gated-at").write_text("# nothing\n")
-    with pytest.raises(gp.PassRefError, match="names no revision"):
+    assert gp.head_if_fastpass_committed(repo=tmp_path) == git("rev-parse", "HEAD").stdout.strip()
+    (folder / "proofs.json").write_text(json.dumps({**ledger, "gated_at": ""}))
+    with pytest.raises(gp.PassRefError, match="names no gated revision"):
         gp.gated_at(repo=tmp_path)
+    (folder / "proofs.json").write_text(json.dumps(ledger)[:30])
+    with pytest.raises(gp.PassRefError, match="cannot read the gated revision.*not valid JSON"):
+        gp.gated_at(repo=tmp_path)
+
+
+def test_the_ledger_records_the_gated_revision_for_a_registry_run_only(tmp_path):
+    """ledger.record: a registry run writes its commit as `gated_at`; a `--pass` run (partial)
+    leaves the one there."""
+    from verify.gate import ledger as gate_ledger
+
+    path = tmp_path / "proofs.json"
+    gate_ledger.record([], {}, {}, "aaa", [], path=path)
+    assert json.loads(path.read_text())["gated_at"] == "aaa"
+    gate_ledger.record([], {}, {}, "bbb", [], path=path, partial=True)
+    assert json.loads(path.read_text())["gated_at"] == "aaa"
+    gate_ledger.record([], {}, {}, "ccc", [], path=path)
+    assert json.loads(path.read_text())["gated_at"] == "ccc"
 
 
 def test_repository_records_a_gated_revision():
@@ -518,7 +539,7 @@ def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
     from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
     from hypothesis import HealthCheck, given, seed, settings
 
-    from verify.gate.run import _biased
+    from verify.gate.search import _biased
 
     lacking = {"p": "copy"}
     strategy = _biased({"p": DecomposeAddSubAlphaPass}, 4, None, lambda qn: lacking[qn])(["p"])
@@ -547,14 +568,14 @@ def test_a_failing_search_is_an_error_verdict_not_a_lost_run(tmp_path, monkeypat
     and the verdicts and evidence gathered so far are kept for the report."""
     from executorch.backends.arm._passes import DecomposeAddSubAlphaPass
 
-    from verify.gate import run
+    from verify.gate import search
 
     def broken_search(*args, **kwargs):
         raise RuntimeError("Inconsistent data generation!")
 
-    monkeypatch.setattr(run, "hypothesis_search", broken_search)
+    monkeypatch.setattr(search, "hypothesis_search", broken_search)
     qn = "executorch.backends.arm._passes.DecomposeAddSubAlphaPass"
-    reg = run._Registry({qn: DecomposeAddSubAlphaPass}, tmp_path, 0, 4, 1.0, None, 5)
+    reg = search._Registry({qn: DecomposeAddSubAlphaPass}, tmp_path, 0, 4, 1.0, None, 5)
     done = reg.search("edge-fp", {qn}, lambda names: None, 3, ":top-up")
     assert done == 0
     error = reg.verdicts["<search-error:edge-fp:top-up>"]

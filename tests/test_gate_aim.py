@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from generators.random import Link, graphs_linked, interpret
 from verify.gate import graphs as gg
 from verify.gate import passes as gp
+from verify.gate import plan
 from verify.gate import run
 from verify.gate.graphs import Aim, DrawKind
 from fastpass.annotations import ProofStatus
@@ -198,21 +199,21 @@ def test_suspect_feeding_or_beside_a_targeted_node(monkeypatch, kind):
 def test_a_float_stage_draws_the_float_only_forms_and_a_quantized_one_does_not():
     """edge-fp lowers without quantization, so its graphs may hold the vocabulary's FLOAT_ONLY ops
     (a float32 value and an int32 operand in one op: the only form RemoveMixedTypeOperators
-    rewrites; addmm). Without `run.stage_ops` the gate drew from the quantizable vocabulary on
+    rewrites; addmm). Without `plan.stage_ops` the gate drew from the quantizable vocabulary on
     every stage and could not present that form: RemoveMixedTypeOperators' form route was empty."""
     from executorch.exir.passes.remove_mixed_type_operators import RemoveMixedTypeOperators
 
-    fp = run.stage_ops("edge-fp", None)
+    fp = plan.stage_ops("edge-fp", None)
     assert {"int_add", "int_minimum", "addmm"} <= set(fp)
     assert gg.form_route(RemoveMixedTypeOperators, fp) == ["int_add", "int_sub", "int_mul", "int_div", "int_minimum"]
     for stage in ("quantized", "ethos-u55", "ethos-u85"):
-        assert run.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
+        assert plan.stage_ops(stage, None) is None  # the default (quantizable) vocabulary
     assert gg.form_route(RemoveMixedTypeOperators, None) == []
     # and the aim splits them too: a targeted or suspect op they present is drawn through them
     hit, miss = gg.vocabulary_split(["aten.minimum.default"], fp)
     assert "int_minimum" in hit and "int_add" in miss
     assert "int_minimum" not in gg.vocabulary_split(["aten.minimum.default"])[0]
-    assert run.stage_ops("edge-fp", ["relu", "add"]) == ["relu", "add"]  # --ops is the user's
+    assert plan.stage_ops("edge-fp", ["relu", "add"]) == ["relu", "add"]  # --ops is the user's
 
 
 def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_purpose(monkeypatch):
@@ -227,7 +228,7 @@ def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_
 
     cls = DecomposeStridedSliceCopyPass
     assert gp.ops_declared_by(cls) == {"aten.slice_copy.Tensor"}
-    ops = run.stage_ops("edge-fp", None)
+    ops = plan.stage_ops("edge-fp", None)
     named, declared = gp.ops_named_by(cls), gp.ops_declared_by(cls)
 
     def slices() -> Counter:
@@ -277,7 +278,7 @@ def test_an_edge_pass_is_aimed_only_at_the_forms_an_edge_graph_holds():
     from fastpass.annotations import lookup, overridden
 
     cls, entry = _mutant_without_permute_copy()
-    ops = run.stage_ops("edge-fp", None)
+    ops = plan.stage_ops("edge-fp", None)
     with overridden({cls: entry}):
         targeted = lookup(cls).targeted_ops
         assert gp.edge_only(cls) and gp.aimed_ops(cls, targeted) == []
@@ -294,7 +295,7 @@ def test_the_form_a_pass_acts_on_is_drawn_in_its_skip_graphs(monkeypatch):
     from fastpass.annotations import lookup, overridden
 
     cls, entry = _mutant_without_permute_copy()
-    ops = run.stage_ops("edge-fp", None)
+    ops = plan.stage_ops("edge-fp", None)
     forms = gg.form_route(cls, ops)
     assert forms == ["high_rank_permute"]
 

@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from generators.random import interpret
-from verify.gate import check, graphs as gg, passes as gp, run
+from verify.gate import check, graphs as gg, passes as gp, reproducer, run
+from verify.gate.verdict import make_verdict
 from verify.report.reproducer import load
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import Verdict
@@ -79,12 +80,12 @@ def test_the_annotation_check_kills_the_mutant_and_its_reproducer_replays(group_
 
     qn = gp.qualname(cls)
     with overridden({cls: entry}):
-        verdicts = {qn: run.make_verdict(cls)}
+        verdicts = {qn: make_verdict(cls)}
         run.annotation_checks({qn: cls}, verdicts, EXAMPLES, tmp_path, 0, 4, 30.0, None, 5, None)
         v = verdicts[qn]
         assert v.verdict is ProofStatus.UNSOUND_SKIP, (v.verdict, v.reason)
         (path,) = v.reproducers.values()
-        replayed = run.replay_saved(load(Path(path)))
+        replayed = reproducer.replay_saved(load(Path(path)))
     assert replayed.verdict is Verdict.DIVERGENT
 
 

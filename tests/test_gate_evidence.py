@@ -204,13 +204,13 @@ def test_skip_evidence_gets_no_copy_diagnosis_and_verdicts_do_not_change():
 # ---- wiring: the registry's record, the JUnit properties, a real gate run ------------------------
 
 def test_registry_record_feeds_the_new_counts_to_the_evidence():
-    """run._Registry.record turns one lowering's fastpass.stats() into each pass's evidence."""
+    """search._Registry.record turns one lowering's fastpass.stats() into each pass's evidence."""
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate import search
 
     cls = gp.resolve(str(ROOT / PASSES) + ":NoRetracePass")
     gp.ensure_annotation(cls)
-    reg = run._Registry({"t.NoRetracePass": cls}, ROOT, None, 2, 1.0, None, 5)
+    reg = search._Registry({"t.NoRetracePass": cls}, ROOT, None, 2, 1.0, None, 5)
     for _ in range(2):
         reg.record({"t.NoRetracePass"}, check.Outcome(False, stats=stats(
             record("NoRetracePass"), record("NoRetracePass"), record("OtherPass", dispatched=9))))

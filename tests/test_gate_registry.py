@@ -11,6 +11,7 @@ import pytest
 
 from verify.gate import check
 from verify.gate import passes as gp
+from verify.gate import reproducer
 from verify.gate import run
 from verify.report.reproducer import load
 from verify.commands.replay import replay_reproducer
@@ -107,7 +108,7 @@ def test_the_pipeline_probe_sees_the_helpers_the_propagation_passes_call():
         RemovePermutesAroundElementwiseTosaOps,
     )
 
-    assert run.how_to_run(RemovePermutesAroundElementwiseTosaOps, "ethos-u55") == "pipeline"
+    assert reproducer.how_to_run(RemovePermutesAroundElementwiseTosaOps, "ethos-u55") == "pipeline"
 
 
 def test_a_pass_that_needs_the_program_is_built_with_the_one_it_runs_on():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verify.gate import check, run
+from verify.gate import check, reproducer
 from verify.gate import passes as gp
 from verify.gate.verdict import PassVerdict
 from verify.report.reproducer import NO_PASS
@@ -29,7 +29,7 @@ def _saved(tmp_path: Path, excluded: list[str]) -> Path:
     verdict = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR, "divergence at delegate0",
                           "batch", "ethos-u55")
     outcome = check.Outcome(True, ["payload"], "payload: delegate0 differs", where="delegate0")
-    return run.write_reproducer(tmp_path, verdict, ProofStatus.ERROR, "both", _spec(), outcome, "pipeline",
+    return reproducer.write_reproducer(tmp_path, verdict, ProofStatus.ERROR, "both", _spec(), outcome, "pipeline",
                                 "ethos-u55", excluded, per_stage=True)
 
 
@@ -52,7 +52,7 @@ def test_its_replay_lowers_with_the_registry_but_the_excluded_passes(tmp_path, m
         return check.Outcome(True, ["payload"], "payload differs", where="delegate0")
 
     monkeypatch.setattr(check, "pipeline_example", pipeline_example)
-    replayed = run.replay_saved(read(_saved(tmp_path, excluded)))
+    replayed = reproducer.replay_saved(read(_saved(tmp_path, excluded)))
     assert replayed.verdict is Verdict.DIVERGENT and replayed.first_divergent_pass == "delegate0"
     ((cls, mode, stage, keep),) = calls
     assert cls is None and mode == "both" and stage == "ethos-u55"
@@ -62,7 +62,7 @@ def test_its_replay_lowers_with_the_registry_but_the_excluded_passes(tmp_path, m
 def test_a_difference_stock_makes_itself_replays_as_nondeterministic(tmp_path, monkeypatch):
     monkeypatch.setattr(check, "pipeline_example", lambda *a, **k: check.Outcome(
         False, vacuous="not comparable: stock lowered again differs", stocks_own=True))
-    replayed = run.replay_saved(read(_saved(tmp_path, [])))
+    replayed = reproducer.replay_saved(read(_saved(tmp_path, [])))
     assert replayed.verdict is Verdict.NONDETERMINISTIC and replayed.exit_status == 1
     monkeypatch.setattr(check, "pipeline_example", lambda *a, **k: check.Outcome(False))
-    assert run.replay_saved(read(_saved(tmp_path, []))).verdict is Verdict.IDENTICAL
+    assert reproducer.replay_saved(read(_saved(tmp_path, []))).verdict is Verdict.IDENTICAL

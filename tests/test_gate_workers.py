@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -84,17 +83,15 @@ def test_a_verdict_crosses_the_process_boundary_unchanged():
 
 def test_a_worker_past_the_pass_timeout_is_killed_and_its_pass_an_error(tmp_path):
     names = ["NoRetracePass", "ChangeDtypePass"]
-    started = time.monotonic()
     proc = run_gate(gate_command(tmp_path, names, "-j", "1", "--pass-timeout", "6"),
                     faults="NoRetracePass:hang,ChangeDtypePass:exit")
     assert proc.returncode == 1, proc.stderr[-3000:]
     hung, crashed = report(tmp_path / "out" / "gate.json")["passes"]
     assert hung["name"] == "NoRetracePass" and hung["verdict"] == "error", hung
     assert hung["reason"].startswith("<worker-timeout>") and "6 s" in hung["reason"], hung["reason"]
-    assert 6 <= hung["seconds"] < 60, hung["seconds"]
+    assert 6 <= hung["seconds"] < 60, hung["seconds"]  # as the gate measured it: killed at the timeout, not after
     assert crashed["verdict"] == "error" and crashed["reason"].startswith("<worker-crash: exit 3>")  # went on
     assert not processes_mentioning(str(tmp_path / "out" / "workers")), "a worker outlived the gate"
-    assert time.monotonic() - started < 120
 
 
 def test_a_pass_not_started_within_max_seconds_is_an_error_not_green(tmp_path):
@@ -211,10 +208,9 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
                 stop_all(signal.SIGINT)
 
     handler = StopAtFirstGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    started = time.monotonic()
     try:
         verdicts = run.gate_registry(classes, 40, ["edge-fp", "quantized"], tmp_path, seed=1, max_ops=2,
                                      shrink_seconds=15, ops=["sign", "abs"], direct_examples=3, min_evidence=3,
@@ -234,7 +230,6 @@ def test_a_stop_ends_the_registry_stage_search_and_keeps_its_evidence(tmp_path):
                         "(evidence so far kept)"), v.reason
     assert never.qualname == direct and never.verdict is ProofStatus.ERROR and never.examples == 0
     assert never.unfinished is Ending.STOPPED and never.reason.startswith("not run: stopped by SIGINT")
-    assert time.monotonic() - started < 120
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,27 +286,27 @@ def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
 
 
 def test_stage_results_merge_in_stage_order_whatever_order_they_finished_in():
-    from verify.gate import run
+    from verify.gate import plan
 
     classes = {"m.P": object}
     stage_error = PassVerdict("<worker-crash>", "worker crash", "-", ProofStatus.ERROR, "<worker-crash: exit 3>",
                               "batch", "quantized")
-    results = [run.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
-               run.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
-    merged = run.merge_stage_results(classes, results)
+    results = [plan.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
+               plan.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
+    merged = plan.merge_stage_results(classes, results)
     assert list(merged) == ["m.P", "<worker-crash:quantized>"]
     assert merged["m.P"].stage == "edge-fp" and merged["<worker-crash:quantized>"] is stage_error
 
 
 def test_stage_seeds_and_budgets_do_not_depend_on_the_other_stages():
-    from verify.gate import run
+    from verify.gate import plan
 
-    assert run.stage_seed(7, "quantized") == run.stage_seed(7, "quantized") != run.stage_seed(7, "edge-fp")
-    assert run.stage_seed(None, "edge-fp") is None
+    assert plan.stage_seed(7, "quantized") == plan.stage_seed(7, "quantized") != plan.stage_seed(7, "edge-fp")
+    assert plan.stage_seed(None, "edge-fp") is None
     # --max-seconds 3600 less the direct runs' sixth: 4 stages in 2 rounds at -j 2, 4 at -j 1
-    assert run.stage_shares(3600, 600, 4, 2) == 1500
-    assert run.stage_shares(3600, 600, 4, 1) == 750
-    assert run.stage_shares(3600, 0, 1, 2) == 3600 and run.stage_shares(None, 0, 4, 2) is None
+    assert plan.stage_shares(3600, 600, 4, 2) == 1500
+    assert plan.stage_shares(3600, 600, 4, 1) == 750
+    assert plan.stage_shares(3600, 0, 1, 2) == 3600 and plan.stage_shares(None, 0, 4, 2) is None
 
 
 def _registry_in_workers(tmp_path: Path, jobs: int, stages: list[str], stage_timeout: float | None = None):
@@ -380,14 +375,13 @@ def test_a_crashed_stage_worker_is_an_error_entry_and_the_other_stages_verdicts_
         assert verdicts[qn].reason.startswith("not finished: its search of stage(s) quantized ended without")
 
     monkeypatch.setenv(FAULT_VARIABLE, "edge-fp:hang")
-    started = time.monotonic()
     (*passes, hung) = _registry_in_workers(tmp_path / "hang", 1, ["edge-fp"], stage_timeout=4)
     assert hung.qualname == "<worker-timeout>" and hung.verdict is ProofStatus.ERROR, hung
     assert hung.reason.startswith("<worker-timeout>: no verdict within 4 s"), hung.reason
     assert "gave no evidence for its 2 pass(es)" in hung.reason
     assert all(v.verdict is ProofStatus.ERROR and v.unfinished is Ending.CUT_SHORT and v.examples == 0
                for v in passes), passes
-    assert time.monotonic() - started < 60
+    assert 4 <= hung.seconds < 60, hung.seconds  # as the gate measured it: killed at the timeout, not after
     assert not processes_mentioning(str(tmp_path / "hang" / "workers")), "a stage worker outlived its timeout"
 
 
@@ -408,7 +402,7 @@ def test_a_stop_kills_the_stage_workers_and_keeps_the_evidence_gathered(tmp_path
 
     caplog.set_level(logging.INFO)  # the workers log (and relay) progress at the gate's own level
     handler = StopAtQuantizedGraph()
-    logger = logging.getLogger("verify.gate.run")
+    logger = logging.getLogger("verify.gate.search")  # the stage search's progress records
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:

@@ -92,6 +92,35 @@ def test_nothing_starts_once_the_run_is_stopped_or_past_its_deadline(monkeypatch
     assert run_in_pool([task(0)], 1, deadline=time.monotonic() - 1) == [Ending.NOT_STARTED]
 
 
+def test_the_deadline_passing_mid_run_stops_new_starts_and_lets_the_running_finish(monkeypatch):
+    """The pool's clock is a fake one (verify.jobs.pool's `time`) that task 1 moves past the
+    deadline while task 0 still runs: task 0 finishes, task 1 too, and nothing starts after
+    them. No task sleeps: what is before and what after the deadline is set, not timed."""
+    import types
+
+    from verify.jobs import pool
+
+    now = [100.0]
+    monkeypatch.setattr(pool, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    one_started = threading.Event()
+    started = []
+
+    def task(i):
+        def run():
+            started.append(i)
+            if i == 0:
+                assert one_started.wait(WAIT), "task 1 never started"
+            if i == 1:
+                now[0] = 200.0  # the deadline (150) passes while tasks 0 and 1 run
+                one_started.set()
+            return i
+        return run
+
+    assert run_in_pool([task(i) for i in range(4)], 2, deadline=150.0) == [0, 1, Ending.NOT_STARTED,
+                                                                            Ending.NOT_STARTED]
+    assert sorted(started) == [0, 1]
+
+
 def test_a_task_that_raises_stops_new_starts_lets_the_running_finish_and_is_raised(monkeypatch):
     """Task 0 holds until the pool has taken task 1's exception in (task 1's turn of the pool has
     returned): it is forced to be still running then, and whatever the pool starts after that

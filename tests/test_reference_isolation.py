@@ -8,6 +8,7 @@ import signal
 
 import numpy as np
 
+from tests.waiting import wait_for
 from verify.lowering import reference
 
 
@@ -48,14 +49,31 @@ def test_outputs_and_status_come_back_from_the_child(monkeypatch):
 
 
 def test_a_reference_model_that_hangs_is_a_failed_run(monkeypatch):
-    import time
+    """The child hangs until it is killed, so no sleep's length decides anything: run_reference
+    gives up on it at its timeout (1 s here), kills it and says so. A run_reference that waited
+    for the child would never return: it runs in a thread of its own, and the test's wait for it
+    is bounded (it fails naming what it waited for); a child left running is one the
+    multiprocessing bookkeeping still holds."""
+    import multiprocessing
+    import threading
 
     import tosa_reference_model
 
+    def hangs(flatbuffer, arrays, **kwargs):
+        threading.Event().wait()  # in the child: until it is killed
+
     monkeypatch.setattr(reference, "_CHILD_TIMEOUT_SECONDS", 1.0)
     monkeypatch.setattr(reference, "graph_inputs", lambda flatbuffer: [reference.TensorSpec("x", (2,), "INT32")])
-    monkeypatch.setattr(tosa_reference_model, "run", lambda flatbuffer, arrays, **kwargs: time.sleep(30))
-    started = time.monotonic()
-    run = reference.run_reference(b"", input_sets=1)
-    assert time.monotonic() - started < 15
-    assert run.outputs == [None] and "gave no answer" in run.error
+    monkeypatch.setattr(tosa_reference_model, "run", hangs)
+    before = set(multiprocessing.active_children())
+    ended: list = []
+    runner = threading.Thread(target=lambda: ended.append(reference.run_reference(b"", input_sets=1)), daemon=True)
+    runner.start()
+    try:
+        (run,) = wait_for(lambda: ended, 120, "run_reference to give up on the hung child")
+        left = [p for p in multiprocessing.active_children() if p not in before]
+    finally:
+        for child in set(multiprocessing.active_children()) - before:
+            child.kill()
+    assert run.outputs == [None] and "gave no answer in 1 s" in run.error, run.error
+    assert left == [], "the hung child was left running"

@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -114,7 +113,7 @@ def test_two_runs_started_together_get_their_own_folders(tmp_path):
 
 
 def test_run_folders_are_never_reused(tmp_path, monkeypatch):
-    from verify.output_paths import new_run_dir
+    from verify.usage.output_paths import new_run_dir
 
     monkeypatch.chdir(tmp_path)
     folders = {new_run_dir() for _ in range(20)}  # same second, same pid
@@ -161,10 +160,11 @@ def test_sigterm_kills_a_hung_worker_group_and_writes_reports(tmp_path):
                         "--targets", "tosa-int", *CHEAP, "--out", str(run_dir))
     try:
         worker, child = wait_for(lambda: sleeper_pids(run_dir), 300, "the model started its child", proc=proc)
-        started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=60)[0]
-        assert time.monotonic() - started < 30, "the stop waited for the worker"
+        try:  # the model sleeps for 600 s: a run that ends within this bound did not wait for it
+            output = proc.communicate(timeout=120)[0]
+        except subprocess.TimeoutExpired:
+            pytest.fail("the stop waited for the worker")
     finally:
         stop(proc)
     assert proc.returncode == 143, output

@@ -298,7 +298,7 @@ def test_the_lock_names_its_holder_and_goes_with_it(tmp_path, capsys):
 # 4. A full disk mid-run: cases blamed, a torn journal line, traceback, no --json/--junit, a .tmp.
 
 def test_a_failed_append_leaves_the_journal_as_it_was(tmp_path, monkeypatch):
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
 
     journal = started_journal(tmp_path, finished=1)
     before = journal.path.read_bytes()
@@ -342,7 +342,7 @@ def test_a_refused_harness_write_stops_the_run_instead_of_failing_the_case(tmp_p
     from verify.jobs import launcher
     from verify.run import runner
     from verify.report.case import Case
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
 
     def launch(module, args, *, log_path, **kwargs):
         open(log_path, "a").close()  # as the launcher opens the worker's log
@@ -499,7 +499,7 @@ def test_a_full_disk_at_the_start_is_refused_and_leaves_the_folder_usable(tmp_pa
 
 
 def test_a_journal_start_that_fails_leaves_no_journal(tmp_path, monkeypatch):
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
 
     with monkeypatch.context() as patch:
         FullDisk(tmp_path, room=100).install(patch)

@@ -60,10 +60,9 @@ def test_a_worker_group_over_the_memory_limit_is_killed_and_the_limit_named(tmp_
     from verify.jobs.launcher import MIB, WorkerMemoryExceeded, launch_command
 
     log = tmp_path / "log"
-    started = time.monotonic()
+    # Not WorkerTimeout: the limit stopped the group, not the 120 s (the group sleeps for 600).
     with pytest.raises(WorkerMemoryExceeded) as caught:
         launch_command([sys.executable, "-c", GROWS], log_path=log, timeout=120, memory_limit=200 * MIB)
-    assert time.monotonic() - started < 60, "only the timeout stopped it"
     assert caught.value.limit == 200 * MIB and caught.value.resident > 200 * MIB
     assert "memory limit" in str(caught.value) and "over the limit of 200 MiB" in str(caught.value)
     child = int(log.read_text().split()[0])

@@ -3,11 +3,13 @@ failed wait says, and that it neither outwaits a process that has ended nor leav
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +72,33 @@ def test_a_failed_wait_kills_the_whole_group_of_a_process_that_leads_one():
 CHILD_THEN_SLEEP = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', 'import time; "
                     "time.sleep(600)']); print(c.pid, flush=True); time.sleep(600)")
 
+
+
+TESTS = Path(__file__).resolve().parent
+CLOCKS = {"monotonic", "time", "perf_counter", "monotonic_ns", "time_ns"}
+
+
+def test_no_test_waits_by_sleeping_or_polls_by_hand():
+    """Issue 45: tests/waiting.py is the one place a test sleeps (its poll interval) and the one
+    definition of wait_for; no loop anywhere else in tests/ reads a clock, and no code the tests
+    run in their own process sleeps. A model under tests/models/ may sleep: it runs in a worker,
+    as the slow work a timeout or a stop must cut short. Code in strings (a child's script) is
+    not parsed: it is that child's work, not the test's wait."""
+    found = []
+    for path in sorted(TESTS.rglob("*.py")):
+        where = path.relative_to(TESTS.parent).as_posix()
+        if where == "tests/waiting.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), where)):
+            if isinstance(node, ast.Call) and _name(node.func) == "sleep" and not where.startswith("tests/models/"):
+                found.append(f"{where}:{node.lineno}: sleep")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "wait_for":
+                found.append(f"{where}:{node.lineno}: a second wait_for")
+            if isinstance(node, ast.While) and any(isinstance(n, ast.Call) and _name(n.func) in CLOCKS
+                                                   for n in ast.walk(node.test)):
+                found.append(f"{where}:{node.lineno}: a deadline loop")
+    assert found == [], "use tests.waiting.wait_for (or an event the test sets): " + "; ".join(found)
+
+
+def _name(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)

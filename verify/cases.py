@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from verify.references import binds
+from verify.usage.references import binds
 
 
 class ModelError(RuntimeError):

@@ -78,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def _check_output_paths(config: pytest.Config) -> None:
     """Refuse an unwritable output before any test runs: a session of an hour must not end in a
     traceback (and no summary) because its report cannot be written."""
-    from verify.output_paths import check_output_file, check_output_folder
+    from verify.usage.output_paths import check_output_file, check_output_folder
     from verify.usage import UsageError
 
     try:

@@ -73,7 +73,7 @@ def cmd_bench(args) -> int:
     from verify.report.bench.table import format_table
     from verify.jobs.launcher import RunStopped, stop_on_signals, stop_signal, stopped_exit_status
     from verify.lowering.targets import TARGETS
-    from verify.output_paths import check_output_file, check_output_folder
+    from verify.usage.output_paths import check_output_file, check_output_folder
     from verify.report.document import write_document
     from verify.usage import UsageError
 

@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
 def cmd_crosscheck(args) -> int:
     from fastpass.__main__ import run_script
     from verify.crosscheck import crosscheck
-    from verify.output_paths import check_output_file, check_output_folder
+    from verify.usage.output_paths import check_output_file, check_output_folder
     from verify.report.document import write_document
     from verify.report.crosscheck import summary_lines, totals
 

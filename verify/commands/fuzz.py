@@ -85,7 +85,7 @@ def cmd_fuzz(args) -> int:
     """The campaign; on a cluster when one is asked for (verify.cli has connected to it by now)."""
     from verify.cluster.connect import resolve
     from verify.jobs.launcher import launch_command
-    from verify.output_paths import check_output_folder
+    from verify.usage.output_paths import check_output_folder
 
     campaign = campaign_from(args)
     check_output_folder(campaign.coverage_dir, "--coverage")

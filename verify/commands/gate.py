@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from verify.commands.arguments import at_least
-from verify.output_paths import check_output_folder
+from verify.usage.output_paths import check_output_folder
 from verify.usage import UsageError
 from verify.gate import ledger
 from verify.gate.campaign import (DEFAULT_OUT, DEFAULT_PASS_EXAMPLES, DEFAULT_REGISTRY_EXAMPLES,
@@ -52,13 +52,13 @@ def add_parsers(sub) -> None:
     gate.add_argument("--changed-since", metavar="GIT_REV", default=None,
                       help="only passes whose annotation in fastpass/annotations changed since GIT_REV")
     gate.add_argument("--since-gated", action="store_true",
-                      help="only passes whose annotation changed since the revision in "
-                           "fastpass/annotations/gated-at (what CI runs); every annotated pass if "
+                      help="only passes whose annotation changed since the revision the proof ledger "
+                           "(fastpass/annotations/proofs.json) was gated at (what CI runs); every annotated pass if "
                            "fastpass/*.py changed since, or if that revision is not in this clone")
     gate.add_argument("--record-gated", action="store_true",
                       help="when no checked pass is unsound or errored, write the run's verdicts into the proof "
-                           "ledger (fastpass/annotations/proofs.json) and, for a registry run, HEAD into "
-                           "fastpass/annotations/gated-at (a --pass run proves those passes only)")
+                           "ledger (fastpass/annotations/proofs.json) and, for a registry run, HEAD as the "
+                           "revision it was gated at (a --pass run proves those passes only)")
     add_search_options(gate)
     gate.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                       help="workers at once: --pass checks, or a registry run's stage searches and then "
@@ -178,7 +178,7 @@ def check_search_usage(args) -> None:
     """The search options (`add_search_options`) that can be wrong: numbers out of range, an
     unwritable --json (UsageError: one line, exit 2), checked before the lowering stack is
     imported; --stage is argparse's (a choice), --seed any integer (a Hypothesis seed)."""
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     at_least(args.examples, 1, "--examples")
     at_least(args.min_evidence, 1, "--min-evidence")
@@ -218,7 +218,7 @@ def check_gate_usage(args) -> list[str] | None:
     module, no such class in its source). Returns the --ops list. All before the lowering stack
     is imported (torch, executorch: seconds, and their warnings before the one line). --pass
     references are resolved next, then --out is checked (cmd_gate), also before any work."""
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     check_search_usage(args)
     if args.passes and args.stage and len(set(args.stage)) > 1:
@@ -287,24 +287,24 @@ def cmd_gate(args) -> int:
                 print(f"verify gate: recording although {len(unexercised)} pass(es) are unexercised "
                       "(no divergence, too little evidence): see the summary", file=sys.stderr)
             # A --pass run proves those passes only: their ledger entries are replaced (the others'
-            # proofs still hold, ledger.record says why), and gated-at, which names the revision
-            # whose every annotation was proven, stays where it is.
+            # proofs still hold, ledger.record says why), and the ledger's gated_at, which names the
+            # revision whose every annotation was proven, stays where it is.
             try:
-                head = gp.head_if_fastpass_committed() if args.passes else gp.record_gated()
+                head = gp.head_if_fastpass_committed()
             except gp.PassRefError as exc:
                 print(f"verify gate: {exc}", file=sys.stderr)
                 return 2
             annotated = gp.annotated_passes()
             classes = {**annotated, **{gp.qualname(cls): cls for _, cls in explicit}}
             counts = ledger.record(verdicts, classes, info, head, annotated, partial=bool(args.passes))
-            where = f"{ledger.LEDGER_PATH}" if args.passes else f"{gp.GATED_AT} and the proofs in {ledger.LEDGER_PATH}"
+            where = f"{ledger.LEDGER_PATH}" + ("" if args.passes else ", gated at it")
             print(f"verify gate: recorded {head} in {where} ("
                   + ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items())) + ")", file=sys.stderr)
     return 0 if ok else 1
 
 
 def cmd_infer(args) -> int:
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     at_least(args.examples, 1, "--examples")
     at_least(args.max_ops, 1, "--max-ops")

@@ -130,8 +130,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_peer(args: argparse.Namespace) -> int:
-    from verify.output_paths import new_run_dir  # the one way a run gets a folder of its own
-    from verify.output_paths import check_output_folder
+    from verify.usage.output_paths import new_run_dir  # the one way a run gets a folder of its own
+    from verify.usage.output_paths import check_output_folder
 
     seed = args.share_seed if args.share_seed is not None else random.SystemRandom().randrange(2 ** 32)
     modes = [m for m in args.modes.split(",") if m]

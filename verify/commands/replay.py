@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verify.output_paths import check_output_folder, run_dir_name
+from verify.usage.output_paths import check_output_folder, run_dir_name
 from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError
 from verify.report.trust import authorize, read
 from verify.usage import UsageError
@@ -106,7 +106,7 @@ def cmd_replay(args) -> int:
 def replay_reproducer(saved: Reproducer, out: Path | None = None, pass_ref: str | None = None,
                       stage: str | None = None) -> Replayed:
     """Hand `saved` to the replay of the campaign that saved it (verify.fuzz.search,
-    verify.gate.run, verify.crosscheck.replay), in this process (after `authorize`): above the
+    verify.gate.reproducer, verify.crosscheck.replay), in this process (after `authorize`): above the
     campaigns, which it calls, in the command that alone needs it. What the
     replay saves (a crosscheck call that diverges again) goes to `out`. A gate reproducer is
     replayed with the pass `pass_ref` and on `stage` when given, else with those it names."""
@@ -117,7 +117,7 @@ def replay_reproducer(saved: Reproducer, out: Path | None = None, pass_ref: str 
         return replay_graph(saved)
     if producer is Producer.GATE:
         from verify.gate.passes import PassRefError
-        from verify.gate.run import replay_saved
+        from verify.gate.reproducer import replay_saved
 
         try:
             return replay_saved(saved, pass_ref, stage)

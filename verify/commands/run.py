@@ -26,7 +26,7 @@ from pathlib import Path
 from verify.commands import arguments
 from verify.jobs.launcher import add_memory_limit_option, memory_limit_of
 from verify.lowering.mode import Mode
-from verify.output_paths import new_run_dir
+from verify.usage.output_paths import new_run_dir
 from verify.usage import UsageError
 
 log = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ def _describe_modes(options) -> str:
 
 
 def _check_outputs(args) -> None:
-    from verify.output_paths import check_output_file
+    from verify.usage.output_paths import check_output_file
 
     if args.json:
         check_output_file(args.json, "--json")
@@ -192,7 +192,7 @@ def _lock(run_dir: Path, command: str, held: contextlib.ExitStack, option: str, 
     been done yet. So is a folder in which no lock can be made, unless the command `writes`
     nothing there it needs (`report --from` of a read-only copy: no run can be going on in it)."""
     from verify.run.journal import RunFolderBusy, locked_run_folder
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
 
     try:
         held.enter_context(locked_run_folder(run_dir, command))
@@ -221,7 +221,7 @@ def _prepare_new_run(args, held: contextlib.ExitStack):
     run in the same --out to pass the same check."""
     from verify.report.case import Case
     from verify.run.journal import Journal, holds_run, journal_path
-    from verify.output_paths import CannotWrite, check_output_folder, writing
+    from verify.usage.output_paths import CannotWrite, check_output_folder, writing
 
     features = arguments.features(args.features)
     if args.second_mode is Mode.FASTPASS:
@@ -265,7 +265,7 @@ def _prepare_resume(args, held: contextlib.ExitStack):
     """Lock the folder, then read its journal and note the resume: two --resume of one folder
     would both run every missing case."""
     from verify.run.journal import Journal, JournalError, journal_path, read_journal
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
 
     defaults = _run_defaults()
     given = sorted(f"--{k.replace('_', '-')}" for k, v in vars(args).items()
@@ -293,7 +293,7 @@ class WrittenReports:
     reports: list
     unfinished: list[tuple[str, str]]
     run_info: dict
-    failed: list = field(default_factory=list)  # verify.output_paths.CannotWrite, one per file
+    failed: list = field(default_factory=list)  # verify.usage.output_paths.CannotWrite, one per file
 
 
 def write_reports(run_dir: Path, json_path: Path | None = None, junit_path: Path | None = None,
@@ -341,7 +341,7 @@ def cmd_run(args) -> int:
 def _run(args, cases: list, done: set, options, out: Path) -> int:
     from verify.run.journal import Journal
     from verify.jobs.launcher import stop_on_signals, stop_signal, stopped_exit_status
-    from verify.output_paths import CannotWrite
+    from verify.usage.output_paths import CannotWrite
     from verify.report.table import progress, table
     from verify.run.runner import run_cases
 

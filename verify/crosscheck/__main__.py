@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in authorize(saved, args.trust).what:  # refuses (exit 2) before unpickling unless trusted
             print(f"replay: {line}", file=sys.stderr)
         features = tuple(f for f in args.features.split(",") if f) if args.features is not None else None
-        from verify.output_paths import check_output_folder, run_dir_name
+        from verify.usage.output_paths import check_output_folder, run_dir_name
 
         if args.out is not None:
             check_output_folder(args.out, "--out")

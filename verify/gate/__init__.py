@@ -7,7 +7,13 @@
     evidence.py a drawn graph's structural key: only distinct graphs count as evidence
     check.py    one example: pipeline (stock vs fastpass lowering, verify.compare) or direct
                 (the pass alone on an edge/ATen graph, harness snapshot checks)
-    run.py      Hypothesis drivers (per pass; whole registry), shrinking, reproducers, replay
+    run.py      the drivers (a pass's check; the whole registry; the quantizer's pipeline) and how
+                their outcome becomes a verdict per pass (judge; an unfinished check an error)
+    search.py   the search engine: Hypothesis drawing and shrinking, a stage's search of all its
+                passes at once, pinning a divergence on its pass, the top-up for passes short of evidence
+    plan.py     a registry run's stage plan: each stage's search (passes, seed, vocabulary, time share),
+                its result, and the results merged into one verdict per pass (free of torch)
+    reproducer.py  a divergence's reproducer, written and replayed (`verify replay`)
     workers.py  each pass's check (run.gate_pass) in a worker via verify.jobs.launcher, -j N at a time
     worker.py   the job handlers (verify.jobs): a pass's check or a stage's search, verdicts as JSON
     events.py   the worker's log records relayed to the gate's terminal while it runs

@@ -1,6 +1,7 @@
 """The gate's campaign: which passes a `verify gate` run checks and how its checks are spread over
 worker processes (verify.gate.workers), below the command (verify.commands.gate), which parses and
-checks the options, and above the search (verify.gate.run, verify.gate.check).
+checks the options, and above the drivers and the search (verify.gate.run, verify.gate.search,
+verify.gate.check).
 
 A registry run gates every annotated pass (or those whose annotation changed since a revision):
 each stage's search, which checks every pass the stage's pipeline invokes at once, and each direct
@@ -100,7 +101,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
     `deadline`, or stopped: then with the evidence its worker had written so far): an incomplete
     check is never green (PassVerdict.not_finished)."""
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate.verdict import make_verdict
     from verify.gate.workers import gate_in_workers
     from verify.jobs.launcher import stop_signal
 
@@ -115,7 +116,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
         v = result.verdict  # stopped: the verdict so far its worker had written, if any
         if v is None:
             gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
-            v = run.make_verdict(result.job.cls, result.job.ref)
+            v = make_verdict(result.job.cls, result.job.ref)
             v.stage, v.how = result.job.stage, result.job.how or ""
         if result.ending is Ending.NOT_STARTED:
             v.not_finished(result.ending,

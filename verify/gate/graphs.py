@@ -196,7 +196,7 @@ def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[
     hit, miss = vocabulary_split(targeted, universe)
     routes = suspect_routes(targeted, suspects, miss)
     declared_routes = suspect_routes(targeted, declared, miss)
-    # a float stage draws the whole vocabulary with its FLOAT_ONLY ops (run.stage_ops); --ops
+    # a float stage draws the whole vocabulary with its FLOAT_ONLY ops (plan.stage_ops); --ops
     # draws only the ops it names
     float_stage = universe is not None and FLOAT_ONLY <= set(universe)
     typed = {name: tuple(typed_presenting([name], float_stage)) for name in sorted(set(suspects) - targeted)}
@@ -237,7 +237,7 @@ def vocabulary_split(targeted_ops: Iterable, universe: Iterable[str] | None = No
 
     names = {op_name(o) for o in targeted_ops}
     allowed = set(universe) if universe else None
-    # a universe may hold the FLOAT_ONLY ops (run.stage_ops on a float stage): split those too
+    # a universe may hold the FLOAT_ONLY ops (plan.stage_ops on a float stage): split those too
     vocab = ops_in_vocabulary(float_target=allowed is not None)
     hit, miss = [], []
     for op, entry in vocab.items():

@@ -63,9 +63,9 @@ def reference_problem(ref: str) -> str | None:
     """What is wrong with a pass reference on its face, in the words `resolve` would use, or None:
     checked before the gate imports the lowering stack (torch, executorch: seconds, and their
     warnings on stderr), so that a usage error is one quick line. Nothing is imported or run (the
-    file or module is read: verify.references); whether the class imports and is an ExportPass is
+    file or module is read: verify.usage.references); whether the class imports and is an ExportPass is
     `resolve_pass`'s to find out."""
-    from verify.references import binds, module_source
+    from verify.usage.references import binds, module_source
 
     try:
         where, name, is_file = _split(ref)
@@ -656,7 +656,7 @@ class AnnotationClaim:
 
 def _entry_claim(package: Any, value: Any) -> AnnotationClaim:
     """The claim of one registry value: an `Entry`, or the `(ops, skip, copy, why)` tuple of
-    registries written before Entry existed (the recorded gated-at revision may predate it)."""
+    registries written before Entry existed (the ledger's gated revision may predate it)."""
     if isinstance(value, tuple):
         ops, skip_sound, copy_sound = value[:3]
     else:
@@ -730,22 +730,22 @@ def _isolated_package(files: dict[str, str], tag: str) -> Iterator[Any]:
                 del sys.modules[module]
 
 
-GATED_AT = "fastpass/annotations/gated-at"
+LEDGER = "fastpass/annotations/proofs.json"  # in the repository (fastpass.annotations.LEDGER_PATH: installed)
 
 
 def gated_at(repo: Path | None = None) -> str:
-    """The revision whose annotations were last proven by a gate run (the first non-comment
-    line of fastpass/annotations/gated-at)."""
-    repo = repo or PROJECT_ROOT
-    path = repo / GATED_AT
+    """The revision whose every annotation a whole-registry gate run last proved: the proof
+    ledger's `gated_at`. One store: a registry run's `--record-gated` writes it with the proofs it
+    records (verify.gate.ledger.record), so the two never disagree."""
+    from fastpass.annotations import Ledger, LedgerError
+
     try:
-        lines = path.read_text().splitlines()
-    except OSError as exc:
-        raise PassRefError(f"cannot read {GATED_AT}: {exc}") from None
-    revs = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if not revs:
-        raise PassRefError(f"{GATED_AT} names no revision")
-    return revs[0]
+        revision = Ledger.load((repo or PROJECT_ROOT) / LEDGER).gated_at.strip()
+    except LedgerError as exc:
+        raise PassRefError(f"cannot read the gated revision: {exc}") from None
+    if not revision:
+        raise PassRefError(f"{LEDGER} names no gated revision (no whole-registry run recorded)")
+    return revision
 
 
 def head_if_fastpass_committed(repo: Path | None = None) -> str:
@@ -758,14 +758,3 @@ def head_if_fastpass_committed(repo: Path | None = None) -> str:
         raise PassRefError("fastpass has uncommitted changes: commit them, then record")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
     return head.stdout.strip()
-
-
-def record_gated(repo: Path | None = None) -> str:
-    """Write HEAD into gated-at (if fastpass in the working tree is HEAD's); returns it."""
-    repo = repo or PROJECT_ROOT
-    head = head_if_fastpass_committed(repo)
-    path = repo / GATED_AT
-    comments = [line for line in path.read_text().splitlines() if line.lstrip().startswith("#")] \
-        if path.exists() else []
-    path.write_text("\n".join(comments + [head]) + "\n")
-    return head

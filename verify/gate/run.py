@@ -1,13 +1,16 @@
-"""Drive the gate with Hypothesis: search for a graph on which fastpass changes a pass's result,
-shrink it, save it as a reproducer, and turn the search and its evidence into a verdict per pass
-(verify.gate.verdict: `sound` only where fastpass acted in the pass at least K times).
+"""The gate's drivers: which searches a check runs, for one pass or the whole registry, and how
+their outcome and evidence become a verdict per pass (verify.gate.verdict: `sound` only where
+fastpass acted in the pass at least K times; `judge`; an unfinished check is an `error` that
+says why). The search itself (Hypothesis, shrinking, a stage's search and its top-up) is
+verify.gate.search, a registry run's stage plan verify.gate.plan, and the reproducer a
+divergence leaves verify.gate.reproducer.
 
 Two drivers:
 
 * `gate_pass`: one pass (`--pass`), one Hypothesis search per claimed feature (skip, copy),
   fastpass enabled for that pass only; pipeline mode if the stage's pipeline invokes the pass,
   else direct.
-* `gate_registry`: the whole registry. Per stage (`search_stage`; in the CLI each stage in a
+* `gate_registry`: the whole registry. Per stage (`search.search_stage`; in the CLI each stage in a
   worker of its own, -j N at a time, verdicts merged per pass by verdict.merge_stages), one
   Hypothesis search whose every example
   lowers a graph stock and once with fastpass ("skip"+"copy") for *all* annotated passes still
@@ -28,23 +31,20 @@ import logging
 import time
 from collections import Counter
 from pathlib import Path
-from dataclasses import dataclass, replace
-from typing import Any, Callable
+from dataclasses import replace
+from typing import Callable
 
 from fastpass.annotations import ProofStatus
 from verify.gate import check
 from verify.gate import passes as gp
 from verify.gate.graphs import (Aim, annotation_route, annotation_strategy, coverage_json, drawn_counts, form_link,
                                form_route, strategy_for)
-from verify.gate.stages import STAGES
-from verify.report.reproducer import NO_PASS, Manifest, Producer, Replayed, Reproducer, save
-from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, Claim, PassVerdict, merge_stages
-from verify.vocabulary import Ending, Feature, Verdict
-
-
-class CounterexampleFound(Exception):
-    """Raised inside a Hypothesis search to end it at a graph that diverged (its fingerprint in
-    args[0]); not a divergence point (that is verify.compare's Divergence)."""
+from verify.gate.plan import (RegistryRunner, StagePlan, StageResult, merge_stage_results, stage_ops, stage_seed,
+                              stage_shares)
+from verify.gate.reproducer import how_to_run, write_reproducer
+from verify.gate.search import hypothesis_search, search_stage, stopped, untargeted_ops
+from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, make_verdict, merge_stages
+from verify.vocabulary import Ending
 
 
 _logger = logging.getLogger(__name__)
@@ -55,137 +55,8 @@ def _log(msg: str) -> None:
     _logger.info(msg)
 
 
-def _settings(examples: int, out: Path, seed: int):
-    from hypothesis import HealthCheck, settings
-    from hypothesis.database import DirectoryBasedExampleDatabase
-
-    return settings(max_examples=max(1, examples), database=DirectoryBasedExampleDatabase(str(out / "hypothesis-db")),
-                    deadline=None, suppress_health_check=list(HealthCheck), derandomize=False,
-                    report_multiple_bugs=False, print_blob=False)
-
-
-def hypothesis_search(key: str, strategy, body: Callable[[Any], check.Outcome], examples: int, out: Path,
-                      seed: int | None = None, shrink_seconds: float = 300.0, same_failure: Callable | None = None,
-                      on_example: Callable | None = None):
-    """Run `body` on up to `examples` graphs; return (failing spec, Outcome) shrunk, or (None, None).
-
-    `same_failure(outcome, first)` says whether a new failure is the one being shrunk (the
-    registry driver keeps the culprit pass fixed). Results are cached by graph fingerprint, so
-    Hypothesis's final replay of the minimal example does not lower again; after
-    `shrink_seconds` of shrinking, new graphs count as passing (the best so far is kept)."""
-    import hypothesis
-    from hypothesis import given
-
-    failing: dict[str, tuple[Any, check.Outcome]] = {}
-    state: dict[str, Any] = {"first": None, "t_fail": None}
-
-    def test(spec):
-        fp = spec.fingerprint()
-        failed = fp in failing
-        if not failed:
-            if state["t_fail"] is not None and time.monotonic() - state["t_fail"] > shrink_seconds:
-                return
-            outcome = body(spec)
-            if on_example:
-                on_example(spec, outcome, state["first"] is not None)
-            if outcome.diverged:
-                if state["first"] is None:
-                    state["first"], state["t_fail"] = outcome, time.monotonic()
-                if same_failure is None or same_failure(outcome, state["first"]):
-                    failing[fp] = (spec, outcome)
-                    failed = True
-        if failed:  # one raise statement: Hypothesis tells failures apart by where they are raised
-            raise CounterexampleFound(fp)
-
-    wrapped = _settings(examples, out, seed)(given(strategy)(test))
-    wrapped._hypothesis_internal_add_digest = key.encode()
-    if seed is not None:  # a fixed seed makes the run repeatable, but Hypothesis then skips the database
-        wrapped = hypothesis.seed(seed)(wrapped)
-    try:
-        wrapped()
-    except CounterexampleFound as exc:
-        return failing[exc.args[0]]
-    except BaseException as exc:  # noqa: BLE001 - Hypothesis may wrap our exception
-        for sub in getattr(exc, "exceptions", ()) or ():
-            if isinstance(sub, CounterexampleFound):
-                return failing[sub.args[0]]
-        raise
-    return None, None
-
-
-# ---------------------------------------------------------------------------------------------
-# reproducers
-
-
-def write_reproducer(out: Path, v: PassVerdict, verdict: ProofStatus, mode: str, spec, outcome: check.Outcome,
-                     how: str, stage: str, exclude: list[str] | None = None, per_stage: bool = False) -> Path:
-    """Save the graph as a runnable reproducer (verify.report.reproducer's format): the pass and
-    its annotation, the feature under test, the stage, how the pass ran, and for a registry run
-    the passes fastpass was not on for. `per_stage`: the stage is part of the file name (a
-    registry run's stages search at once, each may find the same pass unsound)."""
-    verdict = ProofStatus(verdict).value
-    path = out / "reproducers" / (f"{v.name}-{verdict}-{stage}.py" if per_stage else f"{v.name}-{verdict}.py")
-    manifest = Manifest(Producer.GATE, stage, check.MODE_FEATURES[mode], outcome.where,
-                        f"{verdict} of {v.qualname}", pass_ref=v.ref, annotation=v.annotation,
-                        graph=spec.to_dict(), settings={"how": how, "exclude": exclude})
-    scope = ([f"gate-scope: registry (fastpass on for every annotated pass except: {','.join(exclude) or '-'})"]
-             if exclude is not None else [])
-    if v.ref == NO_PASS:
-        how_to_replay = [
-            f"The lowering gives a different result with fastpass feature '{mode}' than stock on this graph, "
-            "though no annotated pass's output differs.",
-            "No annotated pass under test is first to differ: the replay lowers with the registry's "
-            "annotations (no --trust: it imports nothing the file names); exit 1 while it still diverges:",
-            f"  python -m verify replay {path}"]
-    else:
-        how_to_replay = [
-            f"The pass gives a different result with fastpass feature '{mode}' than stock on this graph.",
-            "Exit 1 while the annotation is still unsound (the replay imports the pass: --trust); "
-            "--pass REF or --stage STAGE replays it with another pass or stage:",
-            f"  python -m verify replay {path} --trust --pass {v.ref} --stage {stage}"]
-    save(path, manifest, spec.to_python(), notes=[
-        f"verify gate reproducer: {verdict} of {v.qualname}",
-        *how_to_replay, *scope, f"first divergence: {outcome.where}", "differences:",
-        *("  " + line for line in (outcome.detail or "").splitlines()[:12])])
-    return path
-
-
 # ---------------------------------------------------------------------------------------------
 # one pass
-
-
-def how_to_run(cls: type, stage: str) -> str:
-    from executorch.backends.arm._passes.arm_pass import ArmPass  # noqa: F401
-
-    if cls.__module__.startswith(("executorch.backends.arm", "executorch.exir")):
-        if cls.__name__ in check.pipeline_pass_names(check.target_for(stage)):
-            return "pipeline"
-    return "direct"
-
-
-def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
-    from fastpass.annotations import lookup
-
-    qn = gp.qualname(cls)
-    v = PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
-                    annotation=gp.describe_annotation(cls))
-    claim = Claim.of(lookup(cls), gp.upstream_skip_covers(cls))
-    v.waived = dict(claim.waived)
-    for feature in claim.features:
-        v.evidence_for(feature)
-    return v
-
-
-def untargeted_ops(outcome: check.Outcome, cls: type, copied: int) -> frozenset[str]:
-    """The ops of the pass's input graph fastpass may have copied (not targeted), when it copied
-    `copied` nodes in it and the results were identical: see verdict.Evidence."""
-    from fastpass.annotations import lookup
-
-    if not copied or not outcome.identical:
-        return frozenset()
-    ops = outcome.input_ops or check.input_ops(outcome.observation, cls.__name__)
-    targeted = {gp.op_name(o) for o in lookup(cls).targeted_ops}
-    return frozenset(op for op in ops if op not in targeted)
 
 
 def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int | None = None,
@@ -287,431 +158,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     return v
 
 
-def replay_saved(saved: Reproducer, ref: str | None = None, stage: str | None = None) -> Replayed:
-    """Lower the saved graph stock and with fastpass on for the pass (and, for a registry
-    reproducer, every annotated pass but the excluded ones), as the gate did: `verify replay`'s
-    replay of a gate reproducer (verify.commands.replay), optionally with another pass reference or
-    stage (`--pass`, `--stage`)."""
-    manifest = saved.manifest
-    spec = saved.graph_spec()
-    stage = stage or manifest.target
-    mode = manifest.features[0] if len(manifest.features) == 1 else "both"
-    exclude = manifest.settings.get("exclude")
-    ref = ref or manifest.pass_ref
-    cls = None if ref == NO_PASS else gp.resolve_pass(ref)  # NO_PASS: the registry as the search ran it
-    if cls is not None:
-        gp.ensure_annotation(cls)
-    how = "pipeline" if cls is None else manifest.settings.get("how") or how_to_run(cls, stage)
-    if exclude is not None or cls is None:
-        excluded = set(exclude or ())
-        with check.quiet():
-            keep = [c for qn, c in gp.annotated_passes().items() if qn not in excluded]
-        outcome = check.pipeline_example(spec, cls, mode, stage, keep=keep)
-    else:
-        outcome = check.example(spec, cls, mode, stage, how)
-    print(spec.describe())
-    if outcome.diverged:
-        print(f"DIVERGES with fastpass '{mode}' ({how}, {stage}) at {outcome.where}:\n{outcome.detail}")
-        return Replayed(Verdict.DIVERGENT, outcome.where)  # the details are printed above
-    if outcome.stocks_own:  # stock gives the difference itself: not "identical"
-        print(f"fastpass '{mode}' ({how}, {stage}) differs from stock as stock differs from itself")
-        return Replayed(Verdict.NONDETERMINISTIC, details=(outcome.vacuous,))
-    print(f"same result stock and with fastpass '{mode}' ({how}, {stage})"
-          + (f" [vacuous: {outcome.vacuous}]" if outcome.vacuous else ""))
-    return Replayed(Verdict.IDENTICAL)
-
-
 # ---------------------------------------------------------------------------------------------
 # the whole registry
-
-
-_NOT_DRAWN = "not lowered: the time budget is spent, no pass under test lacks evidence, or the run was stopped"
-
-
-
-@dataclass(frozen=True)
-class StagePlan:
-    """One stage's search in a registry run: everything a stage worker needs besides the
-    settings every search shares (out, max_ops, shrink_seconds, ops, min_evidence)."""
-
-    stage: str
-    passes: tuple[str, ...]  # qualnames of the annotated passes its pipeline invokes, registry order
-    examples: int
-    top_up: int
-    top_up_seconds: float
-    seconds: float | None = None  # its share of --max-seconds, counted from the search's start
-    not_after: float | None = None  # time.monotonic() past which it lowers no graph (the direct reserve)
-    seed: int | None = None  # its own (stage_seed): not shared with, nor counted on from, other stages
-
-
-@dataclass(frozen=True)
-class StageResult:
-    """What one stage's search gave: each pass's verdict for this stage alone (not judged), plus
-    the stage's own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`).
-
-    `unfinished` says the search did not run to its end (stopped, not started by the deadline,
-    or its worker crashed or timed out); `verdicts` then hold the evidence it had gathered so
-    far (a stage worker writes it after every graph: see search_stage's `checkpoint`), and
-    gate_registry turns every pass it searches into an `error` (PassVerdict.not_finished)."""
-
-    stage: str
-    verdicts: dict[str, PassVerdict]
-    unfinished: Ending | None = None
-
-
-# (stage plans, direct passes as (qualname, class), the direct runs' stage, run deadline) ->
-# (a result per stage plan, in any order, `unfinished` set where its search did not run to its end;
-#  the verdicts of the direct passes whose check finished, or was cut short with `unfinished` set)
-RegistryRunner = Callable[[list[StagePlan], list[tuple[str, type]], str, "float | None"],
-                          tuple[list[StageResult], dict[str, PassVerdict]]]
-
-# Called by a stage's search after every graph it counted and every pass it classified, with its
-# verdicts so far (the very dict search_stage returns): a stage worker writes them, so that a
-# search cut short (stop, timeout, crash) still hands its evidence to the gate.
-Checkpoint = Callable[[dict[str, PassVerdict]], None]
-
-
-def _stopped() -> bool:
-    """Has the run been stopped (SIGINT/SIGTERM, see verify.jobs.launcher.stop_on_signals)?"""
-    from verify.jobs.launcher import stop_signal
-
-    return stop_signal() is not None
-
-
-class _Registry:
-    """One stage's search state in a registry run: verdicts, the passes taken out of the search
-    (found unsound, fastpass off for them), the evidence each has gathered so far, and the
-    search rounds (each round's Hypothesis seed is the stage's seed plus its number)."""
-
-    def __init__(self, classes: dict[str, type], out: Path, seed: int | None, max_ops: int,
-                 shrink_seconds: float, ops: list[str] | None, min_evidence: int,
-                 checkpoint: Checkpoint | None = None) -> None:
-        self.classes, self.out, self.seed, self.max_ops = classes, out, seed, max_ops
-        self.checkpoint = checkpoint or (lambda verdicts: None)
-        self.shrink_seconds, self.ops, self.min_evidence = shrink_seconds, ops, min_evidence
-        self.verdicts = {qn: make_verdict(cls) for qn, cls in classes.items()}
-        self.by_name: dict[str, list[str]] = {}
-        for qn, cls in classes.items():
-            self.by_name.setdefault(cls.__name__, []).append(qn)
-        self.excluded: set[str] = set()
-        self.rounds = 0
-        self.aims: dict[str, Aim] = {}  # what each pass's graphs aim at (built on first use)
-
-    def lacking(self, qn: str) -> list[Feature]:
-        """The claimed features of a pass with fewer than K examples of evidence."""
-        return [f for f, e in self.verdicts[qn].evidence.items() if e.examples_with_action < self.min_evidence]
-
-    def record(self, active: set[str], outcome: check.Outcome, spec=None) -> None:
-        """Count one example's evidence for every pass under test (identical results only), and
-        what the graph `spec` was to each of them (graphs.DrawKind: read off its structure)."""
-        counts = check.pass_counts(outcome.stats)
-        for qn in active:
-            v = self.verdicts[qn]
-            if spec is not None:
-                if qn not in self.aims:
-                    cls = self.classes[qn]
-                    self.aims[qn] = Aim.of(gp.aimed_ops(cls, lookup_ops(cls)), gp.ops_named_by(cls), self.ops,
-                                           gp.ops_declared_by(cls))
-                v.drawn = v.drawn or drawn_counts(Counter())
-                for kind in self.aims[qn].kinds(spec):
-                    v.drawn[kind.value] += 1
-            c = check.counts_of(counts, self.classes[qn])
-            v.examples += 1
-            copied_ops = untargeted_ops(outcome, self.classes[qn], c.copied)
-            for feature, evidence in v.evidence.items():
-                evidence.add(c.invocations, c.skipped, c.copied, outcome.identical, copied_ops, c.upstream_skipped,
-                             ran=c.ran, dispatched=c.dispatched, graph=spec)
-
-    def copy_starved(self, qn: str) -> bool:
-        """Short of copy evidence because fastpass's skip took every call of the pass that ran so
-        far (it claims both; its copy never had a call to act in)."""
-        v = self.verdicts[qn]
-        copy = v.evidence.get(Feature.COPY)
-        return (Feature.COPY in self.lacking(qn) and Feature.SKIP in v.evidence
-                and copy is not None and copy.invocations > copy.upstream_skipped and copy.calls_ran == 0)
-
-    def search(self, stage: str, active: set[str], strategy_of: Callable[[list[str]], Any], budget: int,
-               label: str, deadline: float | None = None, until: Callable[[], bool] | None = None,
-               copy_only: Callable[[str], bool] = lambda qn: False) -> int:
-        """Search `budget` graphs from `strategy_of(sorted active)`; on a divergence, pin it on its
-        pass, classify it, drop it from `active` and go on with the rest. Returns graphs lowered.
-        `copy_only(qn)`: lower that pass with its skip claim withdrawn in this search (read once
-        per round, as the strategy is: Hypothesis replays and shrinks by re-running)."""
-        done = 0
-        max_culprits = 10
-        for _culprit in range(max_culprits + 1):
-            if not active or done >= budget or (until is not None and until()) or _stopped():
-                break
-            names = sorted(active)
-            keep = [self.classes[qn] for qn in names]
-            without_skip = [self.classes[qn] for qn in names if copy_only(qn)]
-            if without_skip:
-                _log(f"  [{stage}{label}] {len(without_skip)} pass(es) lowered without their skip claim, so "
-                     f"that their copy acts: {', '.join(c.__name__ for c in without_skip)}")
-            counter = {"n": 0}
-            self.rounds += 1
-
-            def body(spec, keep=keep, without_skip=without_skip):
-                if ((deadline is not None and time.monotonic() > deadline) or (until is not None and until())
-                        or _stopped()):
-                    return check.Outcome(False, vacuous=_NOT_DRAWN)
-                try:
-                    return check.pipeline_example(spec, None, "both", stage, keep=keep, copy_only=without_skip)
-                except Exception as exc:  # noqa: BLE001
-                    return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
-
-            def on_example(spec, o, shrinking, counter=counter):
-                if shrinking or o.vacuous == _NOT_DRAWN:
-                    return
-                counter["n"] += 1
-                self.record(active, o, spec)
-                self.checkpoint(self.verdicts)
-                status = f"DIVERGES at {o.where}" if o.diverged else (
-                    "vacuous: " + o.vacuous[:80] if o.vacuous else "same")
-                short = sum(1 for qn in active if self.lacking(qn))
-                _log(f"  [{stage}{label}] graph {done + counter['n']}/{budget}: {len(spec)} op(s) "
-                     f"{','.join(spec.op_names())} -> {status}; {short} pass(es) short of evidence")
-
-            same = lambda o, first: o.culprit == first.culprit  # noqa: E731
-            try:
-                spec, outcome = hypothesis_search(f"gate-registry:{stage}{label}", strategy_of(names), body,
-                                                  max(1, budget - done), self.out,
-                                                  None if self.seed is None else self.seed + self.rounds,
-                                                  self.shrink_seconds, same_failure=same, on_example=on_example)
-            except Exception as exc:  # noqa: BLE001 - the search itself failed (Hypothesis, the harness)
-                # The evidence recorded so far stands; the stage's search ends with an `error`
-                # verdict (CI fails on it) instead of ending the run and losing every verdict.
-                done += counter["n"]
-                first = str(exc).splitlines()[0][:200] if str(exc) else ""
-                _log(f"gate: the search of stage {stage}{label} failed ({type(exc).__name__}: {first}); "
-                     f"its evidence so far is kept, the stage's search stops")
-                self.verdicts[f"<search-error:{stage}{label}>"] = PassVerdict(
-                    "<search-error>", "search error", "-", ProofStatus.ERROR,
-                    f"the graph search failed after {done} graph(s): {type(exc).__name__}: {first}", "batch", stage)
-                break
-            done += counter["n"]
-            if spec is None:
-                break
-            culprits = [qn for qn in self.by_name.get(outcome.culprit or "", []) if qn in active]
-            if not culprits:
-                _log(f"gate: divergence at {outcome.where}, not an annotated pass under test; "
-                     f"reproducer kept, search stops for stage {stage}")
-                v = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR,
-                                f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
-                with check.quiet():  # fastpass was not on for these
-                    running = set(names)
-                    off = sorted(qn for qn in gp.annotated_passes() if qn not in running)
-                v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(
-                    self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, off, per_stage=True))
-                self.verdicts[f"<unattributed:{stage}>"] = v
-                active.clear()
-                break
-            qn = culprits[0]
-            classify(self.verdicts[qn], self.classes[qn], spec, outcome, stage, self.out, keep,
-                     sorted(self.excluded))
-            active.discard(qn)
-            self.excluded.add(qn)
-            self.checkpoint(self.verdicts)
-        return done
-
-
-def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want: Callable[[str], str]):
-    """A strategy over `names`: pick a pass, draw a graph biased to its targeted ops (`want(qn)`:
-    "both", or the feature it lacks evidence for)."""
-    from hypothesis import strategies as st
-
-    suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
-    forms = {qn: form_route(cls, ops) for qn, cls in classes.items()}
-    links = {qn: form_link(cls, ops) for qn, cls in classes.items()}
-    declared = {qn: gp.ops_declared_by(cls) for qn, cls in classes.items()}
-    targeted = {qn: aimed_targeted_ops(cls) for qn, cls in classes.items()}
-
-    def strategy_of(names: list[str]):
-        # What each pass wants is read once, here: Hypothesis replays and shrinks by re-drawing,
-        # and a strategy that followed the evidence gathered meanwhile would draw differently
-        # (FlakyStrategyDefinition: a whole-registry run died of it in a top-up round).
-        wants = {qn: want(qn) for qn in names}
-        return st.sampled_from(names).flatmap(
-            lambda qn: strategy_for(targeted[qn], max_ops, ops, want=wants[qn], suspects=suspects[qn],
-                                    forms=forms[qn], link=links[qn], declared=declared[qn]))
-
-    return strategy_of
-
-
-def stage_ops(stage: str, ops: list[str] | None) -> list[str] | None:
-    """The vocabulary a stage draws from: `ops` (--ops) if given; on a float stage (a target lowered
-    without quantization: edge-fp) every op including ``generators.random``'s FLOAT_ONLY ones (an
-    int32 operand, addmm), which only quantized targets cannot take; else the default vocabulary
-    (None). Without them the gate never drew a mixed-dtype operand, the only form
-    RemoveMixedTypeOperators rewrites, and called a wrong annotation of it sound."""
-    from generators.random import ops_in_vocabulary
-    from generators.random.reach import INT_TARGETS
-
-    from verify.gate.stages import STAGE_TARGETS
-
-    if ops is not None or STAGE_TARGETS[stage] in INT_TARGETS:
-        return ops
-    return list(ops_in_vocabulary(float_target=True))
-
-
-def stage_seed(seed: int | None, stage: str) -> int | None:
-    """A stage's own Hypothesis seed: fixed by --seed and the stage alone, so a stage draws the same
-    graphs whichever stages run with it, in whichever order or worker (-j 1 and -j N alike).
-    Each search round within the stage adds its own number (1, 2, ...; below 1000), so edge-fp's
-    rounds draw as a one-stage run always did."""
-    return None if seed is None else seed + 1000 * STAGES.index(stage)
-
-
-def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: int = 4,
-                 shrink_seconds: float = 300.0, ops: list[str] | None = None,
-                 min_evidence: int = DEFAULT_MIN_EVIDENCE,
-                 checkpoint: Checkpoint | None = None) -> dict[str, PassVerdict]:
-    """One stage's search of a registry run (in a stage worker, or in this process): `plan.examples`
-    graphs for every pass in `classes` (the passes the stage's pipeline invokes) at once, then
-    the top-up for those still short of `min_evidence`. Returns each pass's verdict for this stage
-    alone (not judged: evidence is summed over the stages first, see verdict.merge_stages), plus
-    entries for what the stage could not pin on a pass (`<search-error:STAGE...>`,
-    `<unattributed:STAGE>`). `plan.seconds` counts from this call; `plan.not_after` caps it.
-    `checkpoint(verdicts)` is called with the verdicts so far after every graph counted."""
-    from verify.gate.graphs import vocabulary_split
-
-    stage = plan.stage
-    ops = stage_ops(stage, ops)
-    reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence, checkpoint)
-    active = set(classes)
-    for v in reg.verdicts.values():
-        v.how, v.stage = "batch", stage
-    biasable = {qn for qn, cls in classes.items()
-                if vocabulary_split(aimed_targeted_ops(cls), ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
-    now = time.monotonic()
-    stage_deadline = main_deadline = None
-    if plan.seconds is not None:
-        stage_deadline = now + plan.seconds
-        main_deadline = now + (plan.seconds * 0.6 if plan.top_up > 0 else plan.seconds)
-    if plan.not_after is not None:
-        stage_deadline = min(stage_deadline or plan.not_after, plan.not_after)
-        main_deadline = min(main_deadline or plan.not_after, plan.not_after)
-    target = check.target_for(stage)
-    _log(f"gate: stage {stage} ({target.name}): {len(active)} annotated pass(es) in the pipeline, "
-         f"{plan.examples} graph(s), then up to {plan.top_up} for passes short of {min_evidence} examples "
-         f"of evidence" + (f"; {stage_deadline - now:.0f} s for the stage" if stage_deadline else ""))
-    stage_start = time.perf_counter()
-    done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), plan.examples, "",
-                      deadline=main_deadline)
-    short = {qn for qn in active if reg.lacking(qn)}
-    _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
-         f"{len(short)} pass(es) short of evidence")
-
-    # Top-up: the passes still short whose graphs can be biased (a vocabulary op yields one of
-    # their targeted ops, or they lack skip evidence: graphs without them always exist). Passes
-    # with evidence stay active (fastpass on for them, as it is used).
-    # A pass fastpass skipped in every call so far gets its copy evidence only with its skip
-    # claim withdrawn: the top-up lowers it so (decided once, at the top-up's start).
-    starved = {qn for qn in active if reg.copy_starved(qn)}
-
-    def wanted(qn: str) -> bool:
-        lacking = reg.lacking(qn)
-        return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP] or qn in starved)
-
-    if plan.top_up > 0 and any(wanted(qn) for qn in active):
-        def want(qn: str) -> str:
-            lacking = reg.lacking(qn)
-            return lacking[0].value if len(lacking) == 1 else "both"
-
-        top_start = time.perf_counter()
-        deadline = time.monotonic() + plan.top_up_seconds
-        if stage_deadline is not None:
-            deadline = min(deadline, stage_deadline)
-        more = top_up(reg, stage, active, classes, wanted, want, plan.top_up, deadline, max_ops, ops, starved)
-        short = {qn for qn in active if reg.lacking(qn)}
-        _log(f"gate: stage {stage}: top-up {more} graph(s) in {time.perf_counter() - top_start:.0f} s; "
-             f"{len(short)} pass(es) still short of evidence")
-    return reg.verdicts
-
-
-def top_up(reg: "_Registry", stage: str, active: set[str], classes: dict[str, type], wanted: Callable[[str], bool],
-           want: Callable[[str], str], budget: int, deadline: float, max_ops: int, ops: list[str] | None,
-           starved: set[str]) -> int:
-    """Top-up rounds: the `budget` graphs are shared equally among the passes short of evidence
-    that this stage can present (`generators.random.reach.presentable_on`) and that fastpass can
-    act in (not `inert`: a copy claim on a pass whose code never retraces), each searched alone
-    in turn (graphs aimed at it, every pass under test still checked on them) until it has
-    evidence or its share is spent. Why per pass, in turn: one search over all the passes short
-    drew ~one graph each in a whole-registry run (60 graphs, 80 passes), too few for any of them.
-    Every other pass still gathers evidence from these graphs. Returns the graphs lowered."""
-    from generators.random.reach import presentable_on
-
-    target = check.target_for(stage).name
-
-    def can_act(qn: str) -> bool:
-        cls, lacking = classes[qn], reg.lacking(qn)
-        if qn in starved or lacking == [Feature.SKIP]:  # it runs on any graph / graphs without its ops
-            return True
-        if lacking == [Feature.COPY] and gp.never_retraces(cls):
-            return False
-        return presentable_on(cls.__name__, target, [gp.op_name(o) for o in lookup_ops(cls)])
-
-    turn = [qn for qn in sorted(active) if wanted(qn) and can_act(qn)]
-    if not turn:
-        return 0
-    share = max(2, budget // len(turn))
-    _log(f"gate: stage {stage}: top-up for {len(turn)} pass(es), up to {share} graph(s) each "
-         f"({budget} in all)")
-    done = 0
-    aimed = _biased(classes, max_ops, ops, want)  # what each pass lacks is read as its turn comes
-    for qn in turn:
-        if done >= budget or time.monotonic() > deadline or _stopped():
-            break
-        if qn not in active or not reg.lacking(qn):
-            continue
-        done += reg.search(stage, active, lambda names, qn=qn: aimed([qn]), min(share, budget - done),
-                           f":top-up:{classes[qn].__name__}", deadline=deadline,
-                           until=lambda qn=qn: qn not in active or not reg.lacking(qn),
-                           copy_only=starved.__contains__)
-    return done
-
-
-def aimed_targeted_ops(cls: type) -> list:
-    """The pass's targeted ops a lowering stage's graphs are aimed at (passes.aimed_ops)."""
-    from fastpass.annotations import lookup
-
-    return gp.aimed_ops(cls, lookup(cls).targeted_ops)
-
-
-def lookup_ops(cls: type) -> frozenset:
-    """The pass's targeted ops as a set (none for a rule family: it has no op list)."""
-    from fastpass.annotations import lookup
-
-    ops = lookup(cls).targeted_ops
-    if not ops or getattr(ops, "rule", None) is not None:
-        return frozenset()
-    return frozenset(ops)
-
-
-def merge_stage_results(classes: dict[str, type], results: list[StageResult]) -> dict[str, PassVerdict]:
-    """Every pass's verdict over the stages (`results` in stage order): merged where stages
-    searched it (verdict.merge_stages), a fresh one (no examples) where none did; then the
-    stages' own entries (`<search-error:...>`, `<unattributed:...>`, `<worker-crash:...>`) in
-    stage order. The order is the registry's, whatever order the stages finished in."""
-    verdicts = {}
-    for qn, cls in classes.items():
-        per_stage = [r.verdicts[qn] for r in results if qn in r.verdicts]
-        verdicts[qn] = merge_stages(per_stage) if per_stage else make_verdict(cls)
-    for r in results:
-        for key, v in r.verdicts.items():
-            if key not in classes:
-                verdicts[key] = v
-    return verdicts
-
-
-def stage_shares(max_seconds: float | None, direct_reserve: float, stages: int, parallel: int) -> float | None:
-    """Each stage search's budget in seconds under --max-seconds: what is left after the direct
-    runs' reserve, divided by the rounds of stage searches `parallel` workers run (4 stages at
-    -j 2: two rounds, so each stage gets half of it; at -j 1 a quarter)."""
-    if max_seconds is None or stages == 0:
-        return None
-    rounds = -(-stages // max(1, min(parallel, stages)))
-    return max(0.0, max_seconds - direct_reserve) / rounds
 
 
 def gate_registry(classes: dict[str, type], examples: int, stages: list[str], out: Path, seed: int | None = None,
@@ -771,19 +219,19 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
                    deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
         results = []
         for plan in plans:
-            if _stopped():
+            if stopped():
                 results.append(StageResult(plan.stage, {}, Ending.STOPPED))
                 continue
             verdicts = search_stage(plan, {qn: classes[qn] for qn in plan.passes}, out, max_ops, shrink_seconds,
                                     ops, min_evidence)
-            results.append(StageResult(plan.stage, verdicts, Ending.STOPPED if _stopped() else None))
+            results.append(StageResult(plan.stage, verdicts, Ending.STOPPED if stopped() else None))
         done: dict[str, PassVerdict] = {}
         for qn, cls in items:
-            if _stopped() or (deadline is not None and time.monotonic() > deadline):
+            if stopped() or (deadline is not None and time.monotonic() > deadline):
                 break
             v = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
                           shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
-            if _stopped():  # cut short by the stop: its evidence so far, not finished
+            if stopped():  # cut short by the stop: its evidence so far, not finished
                 v.unfinished = Ending.STOPPED
             done[qn] = v
         return results, done
@@ -850,7 +298,7 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
     for qn, cls in classes.items():
         if cls.__name__ not in both or qn not in verdicts or verdicts[qn].verdict.fails:
             continue
-        if _stopped() or (deadline is not None and time.monotonic() > deadline):
+        if stopped() or (deadline is not None and time.monotonic() > deadline):
             why = _missing()
             verdicts[qn].not_finished(why, _unfinished_reason(why, "its check in the quantizer's pipeline"))
             continue
@@ -858,7 +306,7 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
         v.stage = ANNOTATION_LABEL  # its reproducer names the stage whose quantizer ran (ANNOTATION_STAGE)
         verdicts[qn] = merge_stages([verdicts[qn], v])  # a finished check (an unfinished one fails: skipped)
-        if _stopped():
+        if stopped():
             verdicts[qn].not_finished(Ending.STOPPED,
                                       _unfinished_reason(Ending.STOPPED, "its check in the quantizer's pipeline"))
 
@@ -876,7 +324,7 @@ def judge(v: PassVerdict, cls: type | None, min_evidence: int) -> None:
 
 def _missing() -> Ending:
     """Why a check gave no result at all: the run was stopped, or else the deadline came first."""
-    return Ending.STOPPED if _stopped() else Ending.NOT_STARTED
+    return Ending.STOPPED if stopped() else Ending.NOT_STARTED
 
 
 def _unfinished_reason(why: Ending, what: str) -> str:
@@ -899,28 +347,3 @@ def _first_vacuous_reason(v: PassVerdict) -> str:
                 "every example was vacuous")
 
 
-def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str, out: Path, keep: list,
-             exclude: list[str]) -> None:
-    """Re-run the shrunk graph with the same annotated passes, skip only and copy only; a feature
-    is blamed if the first divergence is still this pass."""
-    v.how, v.stage = "pipeline", stage
-    found = []
-    for feature in list(v.evidence):
-        o = check.pipeline_example(spec, cls, feature.value, stage, keep=keep)
-        v.modes[feature.value] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
-        if o.diverged and o.culprit == cls.__name__:
-            verdict = ProofStatus.unsound(feature)
-            v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, feature.value, spec, o,
-                                                                "pipeline", stage, exclude, per_stage=True))
-            found.append((verdict, o))
-    if found:
-        v.verdict = found[0][0]
-        v.reason = "; ".join(f"{verdict.value} at {o.where}: {o.detail.splitlines()[0]}" for verdict, o in found)
-    else:
-        v.verdict = ProofStatus.ERROR
-        v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
-                    f"(skip+copy): {outcome.detail.splitlines()[0]}")
-        v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(out, v, ProofStatus.ERROR, "both", spec,
-                                                                      outcome, "pipeline", stage, exclude,
-                                                                      per_stage=True))
-    _log(f"gate: {v.name}: {v.verdict.value}; graph of {len(spec)} op(s); {v.reason[:200]}")

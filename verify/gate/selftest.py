@@ -182,7 +182,7 @@ def ci_gate(args) -> GateRun:
 
     The stages a pipeline invokes the pass in are gated one at a time, and the first that fails
     ends the mutant: a registry run's stages search independently (each its own seed,
-    `run.stage_seed`, the same draws whichever stages run with it) and any failing stage fails
+    `plan.stage_seed`, the same draws whichever stages run with it) and any failing stage fails
     the run, so the verdict is CI's, without the hours the remaining stages would cost. A pass no
     stage invokes is gated once, directly, as CI would."""
     from verify.gate import check, run

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from verify.gate import passes as gp
 from verify.gate.evidence import structural_key
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import Ending, Feature
@@ -319,6 +320,21 @@ class PassVerdict:
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],
                    seconds=data["seconds"], drawn=dict(data.get("drawn", {})),
                    unfinished=Ending(data["unfinished"]) if data.get("unfinished") else None)
+
+
+def make_verdict(cls: type, ref: str | None = None) -> PassVerdict:
+    """A pass's verdict before any example: its names, reference and annotation, and its claim
+    (the features that need evidence, those waived and why). Every check starts from it."""
+    from fastpass.annotations import lookup
+
+    qn = gp.qualname(cls)
+    v = PassVerdict(qn, cls.__name__, ref or f"{cls.__module__}:{cls.__qualname__}",
+                    annotation=gp.describe_annotation(cls))
+    claim = Claim.of(lookup(cls), gp.upstream_skip_covers(cls))
+    v.waived = dict(claim.waived)
+    for feature in claim.features:
+        v.evidence_for(feature)
+    return v
 
 
 def merge_stages(per_stage: list[PassVerdict]) -> PassVerdict:

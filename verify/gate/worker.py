@@ -7,7 +7,7 @@ file, timeout, killed with the gate). Two kinds:
   result is the verdict as JSON (`PassVerdict.to_json`), and the verdict so far, after every
   example, is written to the job's `partial` path;
 - `JobKind.GATE_STAGE` (`run_stage_job`): one stage's search of a registry run,
-  `verify.gate.run.search_stage`; its result is `{"stage": ..., "verdicts": {key:
+  `verify.gate.search.search_stage`; its result is `{"stage": ..., "verdicts": {key:
   PassVerdict.to_json()}}` (each pass's verdict for this stage alone, plus the stage's own error
   entries), written in the same form, after every graph, to the job's `partial` path: the
   evidence so far, which the gate keeps when this worker is killed (stop, timeout) or dies
@@ -68,7 +68,7 @@ def run_pass_job(job: dict) -> dict:
     _begin(job)
     from verify.gate import check
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate import reproducer, run
     from verify.gate.verdict import PassVerdict
     from verify.lowering.heap import freeze_long_lived_heap
     from verify.report.atomic import write_text
@@ -80,7 +80,7 @@ def run_pass_job(job: dict) -> dict:
         # also imports everything), then freeze that heap as the gate process did (see
         # verify.lowering.heap). A failure here is gate_pass's to report: it decides again.
         with contextlib.suppress(Exception), check.quiet():
-            how = run.how_to_run(cls, stage)
+            how = reproducer.how_to_run(cls, stage)
     freeze_long_lived_heap()
     # After every example: the verdict so far, for the gate to keep if this worker is killed (a
     # stop, its timeout) or dies before its result. Atomic: whenever it is killed, the last is whole.
@@ -98,7 +98,8 @@ def run_stage_job(job: dict) -> dict:
     _begin(job)
     from verify.gate import check
     from verify.gate import passes as gp
-    from verify.gate import run
+    from verify.gate.plan import StagePlan
+    from verify.gate.search import search_stage
     from verify.lowering.heap import freeze_long_lived_heap
     from verify.report.atomic import write_text
 
@@ -109,8 +110,8 @@ def run_stage_job(job: dict) -> dict:
     freeze_long_lived_heap()
     # The parent's cap, sent as seconds left when the job was written: this clock's own base.
     not_after = None if job["not_after_in"] is None else time.monotonic() + job["not_after_in"]
-    plan = run.StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
-                         job["seconds"], not_after, job["seed"])
+    plan = StagePlan(job["stage"], tuple(classes), job["examples"], job["top_up"], job["top_up_seconds"],
+                     job["seconds"], not_after, job["seed"])
     def document(verdicts: dict) -> dict:
         return {"stage": plan.stage, "verdicts": {key: v.to_json() for key, v in verdicts.items()}}
 
@@ -119,7 +120,7 @@ def run_stage_job(job: dict) -> dict:
     partial = Path(job["partial"]) if job.get("partial") else None
     checkpoint = None if partial is None else (
         lambda verdicts: write_text(partial, json.dumps(document(verdicts), default=str)))
-    verdicts = run.search_stage(plan, classes, Path(job["out"]), job["max_ops"], job["shrink_seconds"],
-                                job["ops"], job["min_evidence"], checkpoint=checkpoint)
+    verdicts = search_stage(plan, classes, Path(job["out"]), job["max_ops"], job["shrink_seconds"],
+                            job["ops"], job["min_evidence"], checkpoint=checkpoint)
     return document(verdicts)
 

@@ -1,5 +1,5 @@
 """Run the gate's checks in workers, N at a time (`verify gate -j N`): each `--pass` check, and
-in a registry run each stage's search (run.search_stage) and each direct pass's check, all in
+in a registry run each stage's search (search.search_stage) and each direct pass's check, all in
 the harness's one pool (verify.jobs.pool).
 
 Why workers: one pass's search lowers dozens of graphs, a stage's search hundreds; in the gate's
@@ -33,19 +33,17 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from verify.gate.events import relayed
-from verify.gate.verdict import PassVerdict
+from verify.gate.plan import RegistryRunner, StagePlan, StageResult
+from verify.gate.verdict import PassVerdict, make_verdict
 from verify.cluster import referenced_files
 from verify.jobs import Job, JobKind, execute
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 from verify.jobs.pool import run_in_pool
 from fastpass.annotations import ProofStatus
 from verify.vocabulary import Ending
-
-if TYPE_CHECKING:  # verify.gate.run imports the lowering stack: not needed to parse the CLI
-    from verify.gate.run import RegistryRunner, StagePlan, StageResult
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +82,7 @@ class PassJob:
 
 @dataclass(frozen=True)
 class StageJob:
-    """A registry run's search of one stage (run.search_stage) in a worker. The worker takes the
+    """A registry run's search of one stage (search.search_stage) in a worker. The worker takes the
     shared settings' out, max_ops, shrink_seconds, ops and min_evidence; examples and seed are
     the plan's."""
 
@@ -169,8 +167,6 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
 
     def runner(plans: list[StagePlan], items: list[tuple[str, type]], direct_stage: str,
                deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
-        from verify.gate.run import StageResult
-
         jobs: list[PassJob | StageJob] = [StageJob(plan, tuple((qn, ref_of(classes[qn])) for qn in plan.passes))
                                           for plan in plans]
         jobs += [PassJob(cls, ref_of(cls), direct_stage, "direct") for _qn, cls in items]
@@ -282,8 +278,6 @@ def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float,
 def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> StageResult:
     """Launch the stage's worker and turn what it left into its result: the per-pass verdicts it
     sent, or one `error` entry for the stage when it sent none. Raises RunStopped."""
-    from verify.gate.run import StageResult
-
     plan = job.plan
     not_after_in = None if plan.not_after is None else plan.not_after - time.monotonic()
     launched = _launch_worker(JobKind.GATE_STAGE, {"name": plan.stage, "stage": plan.stage, "passes": dict(job.refs),
@@ -317,8 +311,6 @@ def _partial_result(job: StageJob, base: Path, why: Ending) -> StageResult:
     """What a stage worker that did not finish had written so far (`<job>.partial.json`, after
     every graph it counted), as an unfinished result; no verdicts if it wrote none (it was
     stopped before its first graph) or the file cannot be read."""
-    from verify.gate.run import StageResult
-
     path = base.with_name(f"{base.name}.partial.json")
     try:
         verdicts = _stage_verdicts(json.loads(path.read_text()))
@@ -335,13 +327,12 @@ def _error(job: PassJob, reason: str, seconds: float, partial: PassVerdict | Non
     """The pass's verdict when its worker gave none: what it claims, `error`, and why; with the
     evidence the worker had written before it died or was killed (`partial`), if any."""
     from verify.gate import passes as gp
-    from verify.gate import run
 
     if partial is not None:
         v = partial
     else:
         gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
-        v = run.make_verdict(job.cls, job.ref)
+        v = make_verdict(job.cls, job.ref)
         v.stage, v.how = job.stage, job.how or ""
     v.verdict, v.reason, v.seconds = ProofStatus.ERROR, reason[:500], seconds
     return v

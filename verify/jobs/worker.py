@@ -72,7 +72,7 @@ def main(argument: str) -> int:
     if kind is JobKind.MODULE:
         return run_module(job["settings"]["module"], list(job["settings"]["args"]))
     from verify import verbosity
-    from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite
+    from verify.usage.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite
     from verify.report.atomic import write_text
 
     verbosity.configure(job["log_level"])  # stderr: the worker's log file

@@ -1,4 +1,4 @@
-"""`python -m verify.peer` (`tox -e peer`): executorch's own Arm tests, three ways, test by test.
+"""`python -m verify peer` (`tox -e peer`): executorch's own Arm tests, three ways, test by test.
 
 The peer campaign runs the Arm test suite shipped in the installed executorch wheel
 (`backends/arm/test/`; `passes` by default, `ops`, `models` or any sub-path or test file through
@@ -9,6 +9,6 @@ crosschecked lowering must be identical. A lowering that stock itself does not r
 another node-set iteration order (verify.lowering.node_order) is listed as stock-nondeterministic:
 it does not fail the run, and it is not counted identical. The suites, their files, a share of
 them and what collects here are suites.py; the modes' pytest processes, their reports and
-peer.json are campaign.py; the command is verify.commands.peer (also `python -m verify.peer`,
-__main__.py), the comparison's text verify.report.peer.
+peer.json are campaign.py; the command is verify.commands.peer, the comparison's text
+verify.report.peer.
 """

@@ -4,7 +4,7 @@ the new one, never half of one. Write to a temporary file beside the target, fsy
 The temporary file is created with mode 0666 and the process's umask applies (as for any file
 the user's tools create): tempfile.mkstemp's fixed 0600 made every report private. When the
 file system refuses (full, no permission, read-only) the temporary file is removed and a
-verify.output_paths.CannotWrite names the target, not the temporary.
+verify.usage.output_paths.CannotWrite names the target, not the temporary.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import secrets
 from pathlib import Path
 from typing import IO, Iterator
 
-from verify.output_paths import writing
+from verify.usage.output_paths import writing
 
 
 def _create_temporary(path: Path) -> tuple[int, Path]:

@@ -25,8 +25,8 @@ def write_run_reports(reports: list[CaseReport], run_info: dict, unfinished: lis
                       run_json: Path, json_path: Path | None = None, junit_path: Path | None = None) -> list:
     """A run's report.json (`run_json`), and --json and --junit if given, each written on its
     own: a full disk under the run folder must not cost the --json or --junit on another one.
-    Returns the writes the file system refused (verify.output_paths.CannotWrite, one per file)."""
-    from verify.output_paths import CannotWrite
+    Returns the writes the file system refused (verify.usage.output_paths.CannotWrite, one per file)."""
+    from verify.usage.output_paths import CannotWrite
 
     writes = [lambda: write_json(reports, run_json, run_info)]
     if json_path:

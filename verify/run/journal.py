@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from verify.output_paths import writing
+from verify.usage.output_paths import writing
 from verify.report.atomic import write_text
 from verify.report.case import Case
 
@@ -79,7 +79,7 @@ def holds_run(run_dir: Path) -> bool:
 
 class Journal:
     """Appends records to a run folder's journal; each append is on disk when it returns, or
-    raises and leaves the journal as it was (verify.output_paths.CannotWrite when refused)."""
+    raises and leaves the journal as it was (verify.usage.output_paths.CannotWrite when refused)."""
 
     def __init__(self, run_dir: Path):
         self.path = journal_path(run_dir)

@@ -37,7 +37,7 @@ from verify.jobs.pool import run_in_pool
 from verify.lowering.lower import LoweringResult
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import NodeOrder
-from verify.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
+from verify.usage.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite, cannot_write, is_refused
 from verify.report.case import Case, CaseReport
 from verify.vocabulary import NullOutcome, Verdict
 from verify.run.saved_program import PROGRAM_NAME
@@ -235,7 +235,7 @@ def run_cases(cases: list[Case], options: RunOptions,
     stopped (verify.jobs.launcher's stop_all, on SIGINT/SIGTERM) the cases in flight are dropped
     and the finished ones returned, in the order of `cases`.
 
-    A write the file system refuses (full disk, no permission: verify.output_paths.CannotWrite)
+    A write the file system refuses (full disk, no permission: verify.usage.output_paths.CannotWrite)
     is no case's fault and would fail every case after it: no case starts after it, it is raised
     once the cases in flight end (they are recorded if they finish; the refused one is not), and
     `--resume` runs what is missing once there is room."""

@@ -24,7 +24,7 @@ import time
 import traceback
 from pathlib import Path
 
-from verify.output_paths import CannotWrite
+from verify.usage.output_paths import CannotWrite
 from verify.report.atomic import atomic_output, write_text
 
 log = logging.getLogger(__name__)
