@@ -239,7 +239,7 @@ def start_peer(tmp_path: Path, *args: str, hang_at: int) -> tuple[subprocess.Pop
     ready = tmp_path / "hang.ready"
     env = dict(os.environ, PYTHONPATH=str(ROOT), PEER_PROBE=str(tmp_path / "probe"), PEER_HANG=str(ready),
                PEER_HANG_AT=str(hang_at))
-    process = subprocess.Popen([sys.executable, "-m", "verify.peer", str(suite), "-n", "0", "--out",
+    process = subprocess.Popen([sys.executable, "-m", "verify", "peer", str(suite), "-n", "0", "--out",
                                 str(tmp_path / "out"), *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     return process, ready
