@@ -130,32 +130,73 @@ def _same_ivalue(a: Any, b: Any) -> Optional[bool]:
     return None
 
 
-def _as_the_trace_records(target: Any, args: tuple, kwargs: dict) -> bool:
-    """Are a node's arguments the ones the trace records for it? The trace records each call as
-    the dispatcher hands it to Python (torch's ``parseIValuesToPyArgsKwargs``): the arguments
-    before the kwarg-only ones positionally, up to the last that is not its default; the
-    kwarg-only ones that are not their defaults by name; every list a list. A traced program's
-    nodes are so; a node a pass inserted (the quantizer's, export's ``_assert_tensor_metadata``
-    with keywords) need not be."""
+def _as_the_trace_records(target: Any, args: tuple, kwargs: dict) -> Optional[Tuple[tuple, Dict[str, Any]]]:
+    """A node's arguments as the trace records them, or None where that cannot be told here. The
+    trace records each call as the dispatcher hands it to Python (torch's
+    ``parseIValuesToPyArgsKwargs``): the arguments before the kwarg-only ones positionally, up to
+    the last that is not its default (a default left out before it handed over as ``None``); the
+    kwarg-only ones that are not their defaults by name. A traced program's nodes are so already;
+    a node a pass inserted need not be (export's ``_assert_tensor_metadata`` for ``.to(dtype)``
+    holds its dtype by keyword; the trace records it positionally, after ``None, None``).
+    Cannot be told: a value the dispatcher converts on the way (a tuple to a list, an int given
+    for a float: ``_conforms``), a default other than None to write out, a value whose equality
+    with its default the IValue tags do not settle."""
     arguments = target._schema.arguments
-    if len(args) > len(arguments) or not set(kwargs) <= {a.name for a in arguments}:
-        return False
-    kwarg_only = [a.kwarg_only for a in arguments]
-    positional_end = kwarg_only.index(True) if True in kwarg_only else len(arguments)
-    if len(args) > positional_end:
-        return False
-    for argument in arguments[len(args):positional_end]:  # left out: only a default, not by name
-        if argument.name in kwargs or not argument.has_default_value():
-            return False
-    if args and _is_default(args[-1], arguments[len(args) - 1]) is not False:
-        return False  # a trailing default written out (or one that cannot be told)
-    for argument in arguments[positional_end:]:
-        if argument.name in kwargs:
-            if _is_default(kwargs[argument.name], argument) is not False:
-                return False
-        elif not argument.has_default_value():
-            return False
-    return not _holds_a_tuple(args) and not _holds_a_tuple(tuple(kwargs.values()))
+    names = [a.name for a in arguments]
+    if len(args) > sum(not a.kwarg_only for a in arguments):
+        return None  # more than the positional ones: not a call the dispatcher takes
+    given = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name in given or name not in names:
+            return None
+        given[name] = value
+    if _holds_a_tuple(tuple(given.values())):
+        return None
+    positional: List[Any] = []
+    by_name: Dict[str, Any] = {}
+    kept = 0  # the positional arguments up to the last that is not its default
+    for argument in arguments:
+        if argument.name in given:
+            value = given[argument.name]
+            if not _conforms(value, argument.type):
+                return None
+            default = _is_default(value, argument)
+            if default is None:
+                return None
+        elif argument.has_default_value():
+            value, default = argument.default_value, True
+        else:
+            return None  # a required argument missing
+        if argument.kwarg_only:
+            if not default:
+                by_name[argument.name] = value
+        else:
+            positional.append(value)
+            if not default:
+                kept = len(positional)
+    if any(value is not None and name not in given
+           for value, name in zip(positional[:kept], names)):
+        return None  # a default left out before a given argument: handed over as the IValue it is
+    return tuple(positional[:kept]), by_name
+
+
+def _conforms(value: Any, schema_type: Any) -> bool:
+    """Does the dispatcher hand ``value`` back as it is for an argument of this type? It converts
+    an int given for a float into a float and a bool given for an int into an int."""
+    import torch
+
+    if isinstance(schema_type, torch._C.OptionalType):
+        return value is None or _conforms(value, schema_type.getElementType())
+    if isinstance(schema_type, torch._C.ListType):
+        return isinstance(value, list) and all(_conforms(v, schema_type.getElementType()) for v in value)
+    if isinstance(schema_type, torch._C.FloatType):
+        return type(value) is float
+    if isinstance(schema_type, torch._C.BoolType):
+        return type(value) is bool
+    if isinstance(schema_type, (torch._C.IntType, torch._C.SymIntType)):
+        # ScalarType, Layout and MemoryFormat are ints in the schema's type
+        return type(value) is int or isinstance(value, (torch.dtype, torch.layout, torch.memory_format))
+    return True
 
 
 def _holds_a_tuple(values: Any) -> bool:
@@ -204,15 +245,17 @@ def _check_program(ep: Any, joint_loss_index: Optional[int], decompose_custom_tr
 
 
 def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable],
-                 python_decomp_table: Dict[Any, Callable]) -> Tuple[List[Any], List[Any]]:
+                 python_decomp_table: Dict[Any, Callable]) -> Tuple[List[Any], List[Any], Dict[Any, Any]]:
     """(nodes whose op the table decomposes through its CompositeImplicitAutograd kernel, nodes
-    whose CIA op it preserves); every other node is recorded unchanged."""
+    whose CIA op it preserves, each other node's arguments as the trace records them); every
+    other node is recorded with its op and those arguments."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensor
     from torch.export.exported_program import _special_op_to_preserve_cia
     from torch.fx import traceback as fx_traceback
 
     decomposed, preserved = [], []
+    recorded_arguments: Dict[Any, Any] = {}
     for node in ep.graph.nodes:
         if node.op in ("placeholder", "output"):
             continue
@@ -228,20 +271,36 @@ def _check_nodes(ep: Any, cia_to_decomp: Dict[Any, Callable],
                 (preserved if cia_to_decomp[target] is _special_op_to_preserve_cia else decomposed).append(node)
         if not _functional(target):
             raise _NotPlain(f"{target} mutates")
-        if node not in decomposed and not _as_the_trace_records(target, node.args, node.kwargs):
-            raise _NotPlain(f"{node.name}: arguments not as the trace records them")
-        if not node.users:
-            raise _NotPlain("a node without users")
+        if not decomposed or decomposed[-1] is not node:
+            arguments = _as_the_trace_records(target, node.args, node.kwargs)
+            if arguments is None:
+                raise _NotPlain(f"{node.name}: arguments whose recorded form cannot be told")
+            recorded_arguments[node] = arguments
         meta = node.meta
-        val = meta.get("val")
-        if type(val) is not FakeTensor or "tensor_meta" not in meta:
-            raise _NotPlain(f"{node.name}: not one tensor")
-        if not all(type(d) is int for d in val.shape):
-            raise _NotPlain("symbolic shape")
+        if _returns_nothing(target):
+            # export's _assert_tensor_metadata: no users, kept by every dead-code pass
+            if node.users or meta.get("val") is not None or "tensor_meta" in meta:
+                raise _NotPlain(f"{node.name}: returns nothing, yet is read or holds a value")
+        else:
+            if not node.users:
+                raise _NotPlain("a node without users")
+            val = meta.get("val")
+            if type(val) is not FakeTensor or "tensor_meta" not in meta:
+                raise _NotPlain(f"{node.name}: not one tensor")
+            if not all(type(d) is int for d in val.shape):
+                raise _NotPlain("symbolic shape")
         trace = meta.get("stack_trace")
         if trace and fx_traceback.GRADIENT_ACC_SPECIAL_STACK in trace:
             raise _NotPlain("gradient accumulation")
-    return decomposed, preserved
+    return decomposed, preserved, recorded_arguments
+
+
+def _returns_nothing(target: Any) -> bool:
+    """An op that returns nothing and that no dead-code pass removes (``_side_effectful_functions``):
+    the trace records it, with no ``val`` and no ``tensor_meta``."""
+    from torch.fx.node import _side_effectful_functions
+
+    return not target._schema.returns and target in _side_effectful_functions
 
 
 class _Decomposition:
@@ -317,13 +376,15 @@ def _dispatch_annotations(nodes: List[Any], cia_to_decomp: Dict[Any, Callable]) 
     import torch
     import torch.export.exported_program as exported_program
     from torch._export.utils import _compiling_state_context
+    from torch._guards import detect_fake_mode
     from torch.export._trace import _ignore_backend_decomps
     from torch.fx import traceback as fx_traceback
     from torch.fx.node import map_arg
 
     if not nodes:
         return {}
-    fake_mode = nodes[0].meta["val"].fake_mode
+    # an op that returns nothing has no val: the mode is its inputs'
+    fake_mode = detect_fake_mode([n.meta.get("val") for node in nodes for n in (node, *node.all_input_nodes)])
     written: Dict[Any, Dict[str, Any]] = {}
     saved = fx_traceback.current_meta
     with (fx_traceback.preserve_node_meta(), _compiling_state_context(), torch.no_grad(), _ignore_backend_decomps(),
@@ -422,13 +483,15 @@ def _copied_meta(module_node: Any, node: Any, target: Any, val: Any, tensor_meta
     if _should_save_eager_input_vals(target, new_args):
         meta["eager_input_vals"] = map_aggregate(
             new_args, lambda v: extract_val(v.meta["val"]) if hasattr(v, "meta") and "val" in v.meta else None)
-    meta["val"] = val
-    meta["tensor_meta"] = tensor_meta
+    if val is not None:  # an op that returns nothing gets neither
+        meta["val"] = val
+        meta["tensor_meta"] = tensor_meta
     return meta
 
 
 def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table: Dict[Any, Callable],
-                decomposed: List[Any], preserved: List[Any]) -> Tuple[Any, Any, Dict[str, Any]]:
+                decomposed: List[Any], preserved: List[Any],
+                recorded_arguments: Dict[Any, Any]) -> Tuple[Any, Any, Dict[str, Any]]:
     """(graph module, signature, state dict) as the re-trace of a plain program returns them."""
     import torch
     from torch._export.utils import _collect_param_buffer_metadata, _populate_param_buffer_metadata_to_new_gm
@@ -439,8 +502,11 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
     decompositions = _decompositions(decomposed, cia_to_decomp, python_decomp_table)
     names = _traced_names(ep, {node: found[0] for node, found in decompositions.items()})
     old_names = [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
-    recorded = [n not in decompositions for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
-    if any(keep and new != old for keep, new, old in zip(recorded, names, old_names)):
+    # a node nothing reads may be renamed (export names _assert_tensor_metadata by its overload
+    # too); any other must already have the name the trace gives it
+    renamable = [n in decompositions or (n.op == "call_function" and _returns_nothing(n.target))
+                 for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
+    if any(not rename and new != old for rename, new, old in zip(renamable, names, old_names)):
         raise _NotPlain("node names the trace would not give")
     new_name = dict(zip(old_names, names))
     mod = ep.module()
@@ -448,7 +514,8 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
     module_output = next(n for n in reversed(mod.graph.nodes) if n.op == "output")
     params_buffers_to_node_meta = _collect_param_buffer_metadata(mod)
     descs = iter(_input_descs(ep, mod))
-    probed = [n for n in ep.graph.nodes if n.op == "call_function" and (_retargeted(n) or n in preserved)]
+    kept_whole = set(preserved)
+    probed = [n for n in ep.graph.nodes if n.op == "call_function" and (_retargeted(n) or n in kept_whole)]
     annotations = _dispatch_annotations(probed, cia_to_decomp)
     annotations.update({node: found[1] for node, found in decompositions.items()})
 
@@ -470,8 +537,10 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
                 target, val, tensor_meta = found.target, found.val, found.tensor_meta
                 args, kwargs = map_arg(found.args, env.__getitem__), map_arg(found.kwargs, env.__getitem__)
             else:
-                target, val, tensor_meta = node.target, node.meta["val"], _traced_tensor_meta(node)
-                args, kwargs = map_arg(node.args, env.__getitem__), map_arg(node.kwargs, env.__getitem__)
+                target, val = node.target, node.meta.get("val")
+                tensor_meta = None if val is None else _traced_tensor_meta(node)
+                recorded_args, recorded_kwargs = recorded_arguments[node]
+                args, kwargs = map_arg(recorded_args, env.__getitem__), map_arg(recorded_kwargs, env.__getitem__)
             new = graph.create_node("call_function", target, args, kwargs, name=new_name[node.name])
             meta = _copied_meta(module_node, node, target, val, tensor_meta, (args, kwargs))
             annotation = annotations.get(node)
@@ -505,7 +574,7 @@ def plain_program_reason(ep: Any, cia_to_decomp: Dict[Any, Callable], python_dec
     """Why this call must run the stock re-trace ('' when it need not): for tests and reports."""
     try:
         _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
-        decomposed, _ = _check_nodes(ep, cia_to_decomp, python_decomp_table)
+        decomposed, _, _ = _check_nodes(ep, cia_to_decomp, python_decomp_table)
         _traced_names(ep, {node: found[0] for node, found in
                            _decompositions(decomposed, cia_to_decomp, python_decomp_table).items()})
     except _NotPlain as reason:
@@ -522,8 +591,9 @@ def wrap_decompose(original: Callable[..., Any]) -> Callable[..., Any]:
                                                           decompose_custom_triton_ops: bool) -> Any:
         try:
             _check_program(ep, joint_loss_index, decompose_custom_triton_ops)
-            decomposed, preserved = _check_nodes(ep, cia_to_decomp, python_decomp_table)
-            result = _synthesize(ep, cia_to_decomp, python_decomp_table, decomposed, preserved)
+            decomposed, preserved, recorded_arguments = _check_nodes(ep, cia_to_decomp, python_decomp_table)
+            result = _synthesize(ep, cia_to_decomp, python_decomp_table, decomposed, preserved,
+                                 recorded_arguments)
         except _NotPlain:
             _stats.count_retrace(copied=False)
             return original(ep, cia_to_decomp=cia_to_decomp, python_decomp_table=python_decomp_table,

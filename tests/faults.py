@@ -184,6 +184,7 @@ __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "aft
            "reference_delegate_count_ignored", "reference_first_set_only", "rename_node",
            "retrace_describes_every_input_as_plain", "retrace_ignores_the_table", "retrace_keeps_names",
            "retrace_keeps_the_arguments_as_written", "retrace_keeps_the_tensor_meta",
+           "retrace_takes_any_value_as_handed_back", "retrace_gives_a_nothing_op_a_value",
            "retrace_probes_around_the_lone_trace", "retrace_records_mutation",
            "retrace_records_view_ops_unchanged", "retrace_skips_dispatch_annotations",
            "stale_val", "torch", "verifyonce_key_without_kwargs"]
@@ -343,12 +344,36 @@ def retrace_records_mutation():
 
 
 def retrace_keeps_the_arguments_as_written():
-    """retrace: a node's arguments taken to be as the trace records them whatever their form,
-    so a positional argument a pass wrote by keyword stays a keyword where the trace records it
-    positionally; as if `_as_the_trace_records` returned True."""
+    """retrace: a node's arguments written as the node holds them, so a positional argument a
+    pass wrote by keyword stays a keyword where the trace records it positionally; as if
+    `_as_the_trace_records` returned them unchanged."""
     from fastpass import _retrace
 
-    return _replaced(_retrace, "_as_the_trace_records", lambda target, args, kwargs: True)
+    return _replaced(_retrace, "_as_the_trace_records", lambda target, args, kwargs: (tuple(args), dict(kwargs)))
+
+
+def retrace_takes_any_value_as_handed_back():
+    """retrace: every value taken to come back from the dispatcher as it was given, an int given
+    for a float too (handed back as a float); as if `_conforms` returned True."""
+    from fastpass import _retrace
+
+    return _replaced(_retrace, "_conforms", lambda value, schema_type: True)
+
+
+def retrace_gives_a_nothing_op_a_value():
+    """retrace: an op that returns nothing written with ``val`` None and a ``tensor_meta``, where
+    the trace writes neither; as if `_copied_meta` always wrote them."""
+    from fastpass import _retrace
+
+    real = _retrace._copied_meta
+
+    def copied_meta(module_node, node, target, val, tensor_meta, new_args):
+        meta = real(module_node, node, target, val, tensor_meta, new_args)
+        meta.setdefault("val", None)
+        meta.setdefault("tensor_meta", None)
+        return meta
+
+    return _replaced(_retrace, "_copied_meta", copied_meta)
 
 
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
@@ -362,7 +387,9 @@ FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "retrace_describes_every_input_as_plain": retrace_describes_every_input_as_plain,
                    "retrace_keeps_the_tensor_meta": retrace_keeps_the_tensor_meta,
                    "retrace_records_mutation": retrace_records_mutation,
-                   "retrace_keeps_the_arguments_as_written": retrace_keeps_the_arguments_as_written}
+                   "retrace_keeps_the_arguments_as_written": retrace_keeps_the_arguments_as_written,
+                   "retrace_takes_any_value_as_handed_back": retrace_takes_any_value_as_handed_back,
+                   "retrace_gives_a_nothing_op_a_value": retrace_gives_a_nothing_op_a_value}
 
 
 # ------------------------------------------------------------------------------------------------

@@ -24,11 +24,13 @@ from executorch.exir.pass_base import ExportPass
 
 import fastpass
 from tests import faults
-from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_arguments_given_otherwise_are_traced, check_a_one_op_decomposition_is_written,
-                                         check_a_renamed_node_is_traced,
+from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_dtype_conversion_is_written,
+                                         check_a_one_op_decomposition_is_written, check_a_renamed_node_is_traced,
+                                         check_arguments_given_by_keyword_are_written_as_the_trace_records,
                                          check_a_retargeted_nodes_dispatch_annotations_are_written,
                                          check_a_training_ir_mutation_is_traced,
-                                         check_a_training_ir_program_is_written)
+                                         check_a_training_ir_program_is_written,
+                                         check_the_trace_s_argument_convention)
 from tests.test_fastpass_rules import _describe, _Registered, _stock_and_fast
 
 A = torch.ops.aten
@@ -203,7 +205,9 @@ _CHECKS = {"copy_multi_output_as_single": check_multi_output_copy,
            "retrace_describes_every_input_as_plain": check_a_training_ir_program_is_written,
            "retrace_keeps_the_tensor_meta": check_a_training_ir_program_is_written,
            "retrace_records_mutation": check_a_training_ir_mutation_is_traced,
-           "retrace_keeps_the_arguments_as_written": check_arguments_given_otherwise_are_traced}
+           "retrace_keeps_the_arguments_as_written": check_arguments_given_by_keyword_are_written_as_the_trace_records,
+           "retrace_takes_any_value_as_handed_back": check_the_trace_s_argument_convention,
+           "retrace_gives_a_nothing_op_a_value": check_a_dtype_conversion_is_written}
 
 
 @pytest.mark.parametrize("fault", sorted(faults.FASTPASS_FAULTS))

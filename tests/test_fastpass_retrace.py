@@ -22,8 +22,13 @@ it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_ru
 - a training-IR op that writes an input runs the stock re-trace, which functionalizes it
   (`retrace_records_mutation`);
 - a node whose arguments are not as the dispatcher hands them to the trace (a positional one
-  given by keyword, as a pass may write it) runs the stock re-trace, which records them so
-  (`retrace_keeps_the_arguments_as_written`).
+  given by keyword, as a pass or export may write it) is written with them as the trace records
+  them (`retrace_keeps_the_arguments_as_written`); where that cannot be told (an int given for
+  a float, which the dispatcher converts) it runs the stock re-trace
+  (`retrace_takes_any_value_as_handed_back`);
+- an op that returns nothing (export's ``_assert_tensor_metadata`` for ``.to(dtype)``) is
+  written with no ``val`` and no ``tensor_meta``, as the trace records it
+  (`retrace_gives_a_nothing_op_a_value`).
 """
 
 from __future__ import annotations
@@ -184,9 +189,9 @@ class _LeakyRelu(torch.nn.Module):
         return torch.nn.functional.leaky_relu(x * 2, 0.2)
 
 
-def check_arguments_given_otherwise_are_traced() -> None:
+def check_arguments_given_by_keyword_are_written_as_the_trace_records() -> None:
     """A node whose positional argument a pass wrote by keyword (``negative_slope=0.2``): the
-    trace records it positionally, as the dispatcher hands it over; so must fastpass, by
+    trace records it positionally, as the dispatcher hands it over; so does fastpass, without
     tracing."""
     program = torch.export.export(_LeakyRelu().eval(), (torch.randn(2, 4),))
     node = next(n for n in program.graph.nodes if n.target is A.leaky_relu.default)
@@ -195,29 +200,72 @@ def check_arguments_given_otherwise_are_traced() -> None:
     stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions({}))
     assert [n.args[1:] for n in stock.graph.nodes if n.target is A.leaky_relu.default] == [(0.2,)]
     assert _described(fast) == _described(stock)
-    assert (copied, run) == (0, 1)
+    assert (copied, run) == (1, 0)
 
 
-def test_arguments_given_otherwise_are_traced():
-    check_arguments_given_otherwise_are_traced()
+class _ToDtype(torch.nn.Module):
+    def forward(self, x):
+        return x.to(torch.int32) * 2
+
+
+def check_a_dtype_conversion_is_written() -> None:
+    """``.to(dtype)`` in the training IR: export puts an ``_assert_tensor_metadata`` before it,
+    a node that returns nothing, has no users and holds its dtype by keyword; the trace
+    records it with no val, named by its op, its dtype positional after ``None, None``, and
+    decomposes ``to`` into ``_to_copy``. fastpass writes both calls (to_edge's first and
+    second) as the trace does: the same graph, names, arguments and meta."""
+    program = torch.export.export(_ToDtype().eval(), (torch.randn(2, 4),))
+    first = next(n for n in program.graph.nodes if n.op == "call_function")
+    assert first.target is A._assert_tensor_metadata.default and "dtype" in first.kwargs
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions({}))
+    assert [n.args[1:] for n in stock.graph.nodes if n.target is A._assert_tensor_metadata.default] \
+        == [(None, None, torch.float32)]
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+    aten_ir = program.run_decompositions({})
+    stock, fast, (copied, run) = _stock_and_fast(lambda: aten_ir, lambda ep: ep.run_decompositions(_table(False)))
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+
+
+def test_arguments_given_by_keyword_are_written_as_the_trace_records():
+    check_arguments_given_by_keyword_are_written_as_the_trace_records()
+
+
+def test_a_dtype_conversion_is_written():
+    check_a_dtype_conversion_is_written()
 
 
 def test_the_trace_s_argument_convention():
-    """``_as_the_trace_records``: positional up to the last non-default, kwarg-only by name when
-    not default, lists as lists; an int default is not a float or a bool (IValue tags)."""
+    check_the_trace_s_argument_convention()
+
+
+def check_the_trace_s_argument_convention() -> None:
+    """``_as_the_trace_records``: positional up to the last non-default (a None default left out
+    before it written out), kwarg-only by name when not default; None (cannot be told) for a
+    tuple, a trailing default that is not None to fill in, an int given for a float or a bool
+    for an int (the dispatcher converts them); an int default is not a float (IValue tags)."""
     from fastpass._retrace import _as_the_trace_records
 
     conv = A.conv2d.default
-    assert _as_the_trace_records(conv, ("x", "w", None, [2, 2]), {})
-    assert not _as_the_trace_records(conv, ("x", "w", None, [2, 2], [0, 0]), {})  # trailing default
-    assert not _as_the_trace_records(conv, ("x", "w", None, (2, 2)), {})  # a tuple
-    assert not _as_the_trace_records(conv, ("x", "w"), {"stride": [2, 2]})  # positional by name
-    assert _as_the_trace_records(A.elu.default, ("x", 1.0), {})  # 1.0 is not the default 1
-    assert not _as_the_trace_records(A.elu.default, ("x", 1), {})
+    assert _as_the_trace_records(conv, ("x", "w", None, [2, 2]), {}) == (("x", "w", None, [2, 2]), {})
+    assert _as_the_trace_records(conv, ("x", "w", None, [2, 2], [0, 0]), {}) == (("x", "w", None, [2, 2]), {})
+    assert _as_the_trace_records(conv, ("x", "w", None, (2, 2)), {}) is None  # a tuple
+    assert _as_the_trace_records(conv, ("x", "w"), {"stride": [2, 2]}) == (("x", "w", None, [2, 2]), {})
+    assert _as_the_trace_records(conv, ("x", "w"), {"padding": [1, 1]}) is None  # stride's default to fill in
+    assert _as_the_trace_records(A.elu.default, ("x", 1.0), {}) == (("x", 1.0), {})  # 1.0 is not the default 1
+    assert _as_the_trace_records(A.elu.default, ("x", 1), {}) == (("x",), {})
     full = A.full.default
-    assert _as_the_trace_records(full, ([2], 1.0), {"dtype": torch.float32})
-    assert not _as_the_trace_records(full, ([2], 1.0), {"dtype": None})  # a default kwarg written out
-    assert not _as_the_trace_records(full, ([2], 1.0, torch.float32), {})  # kwarg-only given positionally
+    assert _as_the_trace_records(full, ([2], 1.0), {"dtype": torch.float32}) == (([2], 1.0), {"dtype": torch.float32})
+    assert _as_the_trace_records(full, ([2], 1.0), {"dtype": None}) == (([2], 1.0), {})
+    assert _as_the_trace_records(full, ([2], 1.0, torch.float32), {}) is None  # kwarg-only given positionally
+    norm = A.native_layer_norm.default
+    assert _as_the_trace_records(norm, ("x", [4], None, None, 1e-5), {}) == (("x", [4], None, None, 1e-5), {})
+    assert _as_the_trace_records(norm, ("x", [4], None, None, 0), {}) is None  # the dispatcher hands back 0.0
+    assert _as_the_trace_records(A.cumsum.default, ("x", True), {}) is None  # a bool for an int: handed back 1
+    check = A._assert_tensor_metadata.default
+    assert _as_the_trace_records(check, ("x",), {"dtype": torch.bool, "layout": torch.strided}) \
+        == (("x", None, None, torch.bool), {"layout": torch.strided})
 
 
 def test_a_training_ir_program_is_written():
