@@ -56,7 +56,9 @@ a forward (non-joint) program whose verifier is the post-functionalization ``Ver
 training IR's ``TrainingIRVerifier`` (then every op must be functional: checked per node); only
 parameters, persistent buffers and user inputs in, user outputs out; no constants, no
 submodules, no ``get_attr``; every ``call_function`` an ``OpOverload`` that returns one tensor
-of static shape, is not mutable and has users; not in the Python decomposition table; with a
+of static shape, is not mutable and has users (or returns nothing and no dead-code pass removes
+it: export's ``_assert_tensor_metadata``, written with no ``val``); its arguments in a form
+whose recorded form can be told (``_as_the_trace_records``); not in the Python decomposition table; with a
 CompositeImplicitAutograd kernel only if it decomposes into one op or the table preserves it;
 inputs in aot's order (parameters and buffers as the unlifted module lists them).
 
