@@ -49,7 +49,7 @@ unlifted module's node ``m`` the interpreter would run:
   parameter/buffer metadata copy; the output node: the unlifted output's meta, as
   ``_maybe_fixup_gm_and_output_node_meta`` copies it; names as the trace gives them (aot's
   ``arg<i>_1`` placeholders, each op's packet name in one namespace, then the signature's
-  names), which must be the names the recorded nodes have.
+  names): a node a pass renamed, or one after a decomposed node of the same op, is renamed so.
 
 When it applies (anything else runs the stock re-trace; ``plain_program_reason`` says why):
 a forward (non-joint) program whose verifier is the post-functionalization ``Verifier`` or the
@@ -503,13 +503,11 @@ def _synthesize(ep: Any, cia_to_decomp: Dict[Any, Callable], python_decomp_table
 
     decompositions = _decompositions(decomposed, cia_to_decomp, python_decomp_table)
     names = _traced_names(ep, {node: found[0] for node, found in decompositions.items()})
+    # Each node gets the name the trace gives it: a decomposed node its new op's, and every
+    # later node of that op the next free one (_to_dim_order_copy becoming _to_copy moves
+    # _to_copy to _to_copy_1); export names _assert_tensor_metadata by its overload too. A user
+    # output's name follows below; upstream maps the module call graph's names after us.
     old_names = [n.name for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
-    # a node nothing reads may be renamed (export names _assert_tensor_metadata by its overload
-    # too); any other must already have the name the trace gives it
-    renamable = [n in decompositions or (n.op == "call_function" and _returns_nothing(n.target))
-                 for n in ep.graph.nodes if n.op in ("placeholder", "call_function")]
-    if any(not rename and new != old for rename, new, old in zip(renamable, names, old_names)):
-        raise _NotPlain("node names the trace would not give")
     new_name = dict(zip(old_names, names))
     mod = ep.module()
     module_nodes = {n.name: n for n in mod.graph.nodes if n.op == "call_function"}

@@ -25,7 +25,7 @@ from executorch.exir.pass_base import ExportPass
 import fastpass
 from tests import faults
 from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_dtype_conversion_is_written,
-                                         check_a_one_op_decomposition_is_written, check_a_renamed_node_is_traced,
+                                         check_a_one_op_decomposition_is_written, check_a_renamed_node_is_written_with_the_trace_s_name,
                                          check_arguments_given_by_keyword_are_written_as_the_trace_records,
                                          check_a_retargeted_nodes_dispatch_annotations_are_written,
                                          check_a_training_ir_mutation_is_traced,
@@ -198,7 +198,7 @@ _CHECKS = {"copy_multi_output_as_single": check_multi_output_copy,
            "ciatable_unchanged_by_count": check_ciatable_sees_a_swapped_registration,
            "verifyonce_key_without_kwargs": check_verifyonce_keys_kwargs,
            "retrace_ignores_the_table": check_a_decomposed_op_is_traced,
-           "retrace_keeps_names": check_a_renamed_node_is_traced,
+           "retrace_keeps_names": check_a_renamed_node_is_written_with_the_trace_s_name,
            "retrace_skips_dispatch_annotations": check_a_retargeted_nodes_dispatch_annotations_are_written,
            "retrace_probes_around_the_lone_trace": check_a_one_op_decomposition_is_written,
            "retrace_records_view_ops_unchanged": check_a_training_ir_program_is_written,

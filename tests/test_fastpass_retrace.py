@@ -7,8 +7,8 @@ the state dict and the generated code. The rules each test shows, with the fault
 it (tests/faults.py, planted by tests/test_fastpass_multioutput.py::test_each_rule_test_kills_its_fault):
 
 - a node whose op the table decomposes runs the stock re-trace (`retrace_ignores_the_table`);
-- a node whose name the trace would not give runs the stock re-trace, which renames it
-  (`retrace_keeps_names`);
+- a node whose name the trace would not give (a pass renamed it) is written with the name the
+  trace gives it (`retrace_keeps_names`);
 - a node a pass moved to another op gets what dispatching that op writes into its meta
   (`retrace_skips_dispatch_annotations`);
 - a node whose op the table decomposes into one op gets what that op's dispatch writes into its
@@ -125,8 +125,9 @@ def check_a_one_op_decomposition_is_written() -> None:
     assert (copied, run) == (1, 0)
 
 
-def check_a_renamed_node_is_traced() -> None:
-    """A node renamed by a pass: the re-trace names it again by its op; so must fastpass."""
+def check_a_renamed_node_is_written_with_the_trace_s_name() -> None:
+    """A node renamed by a pass: the re-trace names it again by its op; so does fastpass,
+    without tracing."""
     program = _functional_program()
     relu = next(n for n in program.graph.nodes if n.target is A.relu.default)
     relu.name = "activation"
@@ -134,7 +135,32 @@ def check_a_renamed_node_is_traced() -> None:
     stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(False)))
     assert "relu" in {n.name for n in stock.graph.nodes}
     assert _described(fast) == _described(stock)
-    assert (copied, run) == (0, 1)
+    assert (copied, run) == (1, 0)
+
+
+class _TwoCasts(torch.nn.Module):
+    def forward(self, x):
+        return x.to(torch.int32).to(torch.float32) * 2
+
+
+def check_nodes_of_one_op_are_named_in_order() -> None:
+    """Two nodes of one op whose names a pass swapped (the trace numbers each op's nodes in
+    graph order: a node it names anew, such as a decomposed ``_to_dim_order_copy`` becoming
+    ``_to_copy``, moves every later ``_to_copy`` on by one): the re-trace names them
+    ``_to_copy``, ``_to_copy_1`` again, both with users; so does fastpass, without tracing."""
+    program = torch.export.export(_TwoCasts().eval(), (torch.randn(2, 4),)).run_decompositions({})
+    casts = [n for n in program.graph.nodes if n.target is A._to_copy.default]
+    assert [n.name for n in casts] == ["_to_copy", "_to_copy_1"] and all(n.users for n in casts)
+    casts[0].name, casts[1].name = "_to_copy_1", "_to_copy"
+    program.graph_module.recompile()
+    stock, fast, (copied, run) = _stock_and_fast(lambda: program, lambda ep: ep.run_decompositions(_table(False)))
+    assert [n.name for n in stock.graph.nodes if n.target is A._to_copy.default] == ["_to_copy", "_to_copy_1"]
+    assert _described(fast) == _described(stock)
+    assert (copied, run) == (1, 0)
+
+
+def test_nodes_of_one_op_are_named_in_order():
+    check_nodes_of_one_op_are_named_in_order()
 
 
 class _ConvFlattenLinear(torch.nn.Module):
@@ -288,8 +314,8 @@ def test_a_one_op_decomposition_is_written():
     check_a_one_op_decomposition_is_written()
 
 
-def test_a_renamed_node_is_traced():
-    check_a_renamed_node_is_traced()
+def test_a_renamed_node_is_written_with_the_trace_s_name():
+    check_a_renamed_node_is_written_with_the_trace_s_name()
 
 
 def test_the_reasons_a_program_is_traced():
