@@ -45,6 +45,31 @@ def test_mutants_are_the_three_faults_on_real_claims():
     assert [m.label for m in st.sample(mutants, 3, seed=0)] == [m.label for m in chosen]
 
 
+def test_a_mutant_the_gate_neither_fails_nor_calls_sound_is_unproven_outside_the_score(tmp_path):
+    """A wrong claim the gate calls unexercised (or unreachable, inert) passes CI but is never
+    trusted by fastpass's default (proven-only) trust: `unproven`, listed, outside the score --
+    not `survived`, which is kept for a wrong claim called sound. A JSON written before
+    `unproven` existed (such a mutant recorded `survived`) is read by the same rule."""
+    classes = toys("RewritesUndeclaredOpPass", "UndeclaredRewritePass")
+
+    def gate(mutant_classes, out, seed):
+        (cls,) = mutant_classes.values()
+        verdict = ProofStatus.UNEXERCISED if cls.__name__ == "UndeclaredRewritePass" else ProofStatus.UNSOUND_COPY
+        return SimpleNamespace(verdict=verdict, reproducers={}, reason="too few graphs")
+
+    report = st.self_test(classes, 3, 0, gate, tmp_path, threshold=0.95)
+    by_verdict = {r.verdict for r in report.results}
+    assert sr.MutantVerdict.UNPROVEN in by_verdict and sr.MutantVerdict.SURVIVED not in by_verdict, report.results
+    unproven = [r for r in report.results if r.verdict is sr.MutantVerdict.UNPROVEN]
+    assert all(r.gate_verdict == "unexercised" for r in unproven)
+    assert report.score == 1.0 and report.passed  # the killed one decides it alone
+    assert report.to_dict()["unproven"] == len(unproven)
+    old = dict(unproven[0].to_dict(), verdict="survived")
+    assert sr.MutantResult.from_dict(old).verdict is sr.MutantVerdict.UNPROVEN
+    called_sound = dict(old, gate_verdict="sound")
+    assert sr.MutantResult.from_dict(called_sound).verdict is sr.MutantVerdict.SURVIVED
+
+
 def test_score_counts_and_json(tmp_path):
     """A stand-in gate kills the widened-skip mutant and passes the claimed copy; the dropped op was
     the skip-only entry's only one (equivalent, not gated): 1 killed, 1 survived, 1 equivalent; at
@@ -75,7 +100,7 @@ def test_score_counts_and_json(tmp_path):
     assert all(isinstance(data[k], int) for k in ("killed", "survived", "equivalent"))
     assert {m["verdict"] for m in data["mutants"]} == {"killed", "survived", "equivalent"}
     assert all(m["reproducer"] for m in data["mutants"] if m["verdict"] == "killed")
-    assert "self-test: killed 1, survived 1, equivalent 1" in sr.table(report)
+    assert "self-test: killed 1, survived 1, unproven 0, equivalent 1" in sr.table(report)
     # outside the self-test the real annotations are back
     assert all(not lookup(c).copy_sound or not lookup(c).skip_sound for c in classes.values())
 

@@ -3,9 +3,11 @@
 Why: a gate that calls every annotation `sound` looks the same as a gate that proves them. Here
 wrong annotations are derived from the real entries (each a fault a reviewer could make), the
 gate is run on each exactly as CI runs it (its defaults, its budget), and every mutant ends
-`killed` (CI would fail: unsound or error), `survived` (CI would pass a wrong claim) or
+`killed` (CI would fail: unsound or error), `survived` (the gate calls the wrong claim sound:
+fastpass would act on it), `unproven` (CI passes it, but the gate does not call it sound --
+unexercised, unreachable, inert -- so fastpass's default trust never acts on it) or
 `equivalent` (the wrong claim cannot change a lowering; the argument is recorded). The command
-fails when the share killed (of the non-equivalent ones) is below its threshold.
+fails when the share killed of the decided ones (killed or survived) is below its threshold.
 
 Faults (`Fault`):
 
@@ -253,10 +255,9 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
         v = gate({mutant.qualname: mutant.cls}, out, seed)
     if _stopped() and v.verdict is ProofStatus.ERROR:
         return None  # cut short by the stop: an error saying "not run", not CI's verdict on the mutant
-    killed = v.verdict.fails
     reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None
     return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail,
-                        MutantVerdict.KILLED if killed else MutantVerdict.SURVIVED, v.verdict.value,
+                        MutantVerdict.of_gate(v.verdict.value, v.verdict.fails), v.verdict.value,
                         reproducer, reason=(v.reason or "")[:300], seconds=time.perf_counter() - start)
 
 
@@ -285,7 +286,7 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
 
 def main(args, default_stages) -> int:
     """`verify selftest [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
-    if the gate kills at least the threshold share of the non-equivalent mutants, 1 otherwise."""
+    if the gate kills at least the threshold share of the decided mutants (killed or called sound), 1 otherwise."""
     from verify.gate import graphs
     from verify.gate import passes as gp
 

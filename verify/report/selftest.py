@@ -14,7 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-DEFAULT_KILL_THRESHOLD = 0.95  # of the non-equivalent mutants
+DEFAULT_KILL_THRESHOLD = 0.95  # of the decided mutants (killed or called sound)
 
 
 class Fault(str, Enum):
@@ -30,7 +30,10 @@ class Fault(str, Enum):
 
 class MutantVerdict(str, Enum):
     KILLED = "killed"  # the gate fails CI on it (unsound, or error)
-    SURVIVED = "survived"  # the gate passes it (sound, unexercised, untested)
+    SURVIVED = "survived"  # the gate calls it sound: fastpass would act on the wrong claim
+    # the gate neither fails it nor calls it sound (unexercised, unreachable, inert, untested):
+    # fastpass's default trust (proven) never acts on it; outside the score, listed with the run
+    UNPROVEN = "unproven"
     EQUIVALENT = "equivalent"  # the wrong claim cannot change any lowering (argument recorded)
     # no graph the gate draws can hold the dropped op (`presentable`): a gap of the generators'
     # vocabulary, listed with the run, not a miss of the search; outside the score, not gated
@@ -38,6 +41,14 @@ class MutantVerdict(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    @classmethod
+    def of_gate(cls, gate_verdict: str, fails: bool) -> MutantVerdict:
+        """A gated mutant's verdict from the gate's: killed when CI would fail, survived only
+        when the gate calls the wrong claim sound (the one status fastpass trusts by default)."""
+        if fails:
+            return cls.KILLED
+        return cls.SURVIVED if gate_verdict == "sound" else cls.UNPROVEN
 
 
 @dataclass
@@ -60,8 +71,13 @@ class MutantResult:
 
     @classmethod
     def from_dict(cls, data: dict) -> MutantResult:
-        """One mutant of a self-test JSON (a shard's part, or the run `--resume` continues)."""
-        return cls(**dict(data, fault=Fault(data["fault"]), verdict=MutantVerdict(data["verdict"])))
+        """One mutant of a self-test JSON (a shard's part, or the run `--resume` continues). A
+        JSON written before `unproven` existed called such a mutant `survived`: read by the same
+        rule as a new one (`MutantVerdict.of_gate`)."""
+        verdict = MutantVerdict(data["verdict"])
+        if verdict is MutantVerdict.SURVIVED:
+            verdict = MutantVerdict.of_gate(data.get("gate_verdict", ""), fails=False)
+        return cls(**dict(data, fault=Fault(data["fault"]), verdict=verdict))
 
 
 @dataclass
@@ -74,7 +90,7 @@ class SelfTestReport:
 
     @property
     def score(self) -> float | None:
-        """Killed over non-equivalent mutants (None when every mutant is equivalent)."""
+        """Killed over the decided mutants, killed or called sound (None when none is)."""
         decided = self.count(MutantVerdict.KILLED) + self.count(MutantVerdict.SURVIVED)
         return self.count(MutantVerdict.KILLED) / decided if decided else None
 
@@ -84,7 +100,7 @@ class SelfTestReport:
 
     def to_dict(self) -> dict:
         return {"killed": self.count(MutantVerdict.KILLED), "survived": self.count(MutantVerdict.SURVIVED),
-                "equivalent": self.count(MutantVerdict.EQUIVALENT),
+                "unproven": self.count(MutantVerdict.UNPROVEN), "equivalent": self.count(MutantVerdict.EQUIVALENT),
                 "unpresentable": self.count(MutantVerdict.UNPRESENTABLE), "score": self.score,
                 "threshold": self.threshold, "passed": self.passed,
                 "mutants": [r.to_dict() for r in self.results]}
@@ -99,7 +115,8 @@ def table(report: SelfTestReport) -> str:
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row[:5], widths)) + "  " + str(row[5]) for row in rows]
     score = "-" if report.score is None else f"{report.score:.0%}"
     lines.append(f"self-test: killed {report.count(MutantVerdict.KILLED)}, survived "
-                 f"{report.count(MutantVerdict.SURVIVED)}, equivalent {report.count(MutantVerdict.EQUIVALENT)}, "
+                 f"{report.count(MutantVerdict.SURVIVED)}, unproven {report.count(MutantVerdict.UNPROVEN)}, "
+                 f"equivalent {report.count(MutantVerdict.EQUIVALENT)}, "
                  f"unpresentable {report.count(MutantVerdict.UNPRESENTABLE)}; "
                  f"score {score} (threshold {report.threshold:.0%}): {'pass' if report.passed else 'FAIL'}")
     return "\n".join(lines)
