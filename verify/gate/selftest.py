@@ -257,7 +257,7 @@ def run_mutant(index: int, mutant: Mutant, gate: GateRun, out: Path, seed: int |
         return None  # cut short by the stop: an error saying "not run", not CI's verdict on the mutant
     reproducer = next(iter(v.reproducers.values()), None) if v.reproducers else None
     return MutantResult(index, mutant.qualname, mutant.fault, mutant.detail,
-                        MutantVerdict.of_gate(v.verdict.value, v.verdict.fails), v.verdict.value,
+                        MutantVerdict.of_gate(v.verdict), v.verdict.value,
                         reproducer, reason=(v.reason or "")[:300], seconds=time.perf_counter() - start)
 
 

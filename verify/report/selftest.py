@@ -14,6 +14,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from fastpass.annotations import ProofStatus
+
 DEFAULT_KILL_THRESHOLD = 0.95  # of the decided mutants (killed or called sound)
 
 
@@ -43,12 +45,12 @@ class MutantVerdict(str, Enum):
         return self.value
 
     @classmethod
-    def of_gate(cls, gate_verdict: str, fails: bool) -> MutantVerdict:
+    def of_gate(cls, status: ProofStatus) -> MutantVerdict:
         """A gated mutant's verdict from the gate's: killed when CI would fail, survived only
         when the gate calls the wrong claim sound (the one status fastpass trusts by default)."""
-        if fails:
+        if status.fails:
             return cls.KILLED
-        return cls.SURVIVED if gate_verdict == "sound" else cls.UNPROVEN
+        return cls.SURVIVED if status is ProofStatus.SOUND else cls.UNPROVEN
 
 
 @dataclass
@@ -76,7 +78,7 @@ class MutantResult:
         rule as a new one (`MutantVerdict.of_gate`)."""
         verdict = MutantVerdict(data["verdict"])
         if verdict is MutantVerdict.SURVIVED:
-            verdict = MutantVerdict.of_gate(data.get("gate_verdict", ""), fails=False)
+            verdict = MutantVerdict.of_gate(ProofStatus(data["gate_verdict"]))
         return cls(**dict(data, fault=Fault(data["fault"]), verdict=verdict))
 
 
