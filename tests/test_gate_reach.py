@@ -10,8 +10,9 @@
   TwoHopPass rewrites a cos two producers after a tanh, through a cold node;
 * properties (`generators.random.properties`; `ranks=True`, the typed vocabulary ops, `spread`):
   RankConditionedPass rewrites a neg only on a rank-5 operand, DtypeConditionedPass an add only of
-  two integer operands; each verdict records per suspect the ranks x dtypes x distances drawn
-  (`coverage`) and what the stage cannot present (`not_presented`).
+  two integer operands, IntegerSliceConditionedPass a slice only of an integer operand; each
+  verdict records per suspect the ranks x dtypes x distances drawn (`coverage`) and what the
+  stage cannot present (`not_presented`).
 
 Each toy pass is gated as `verify gate --pass F:C --examples 60` runs it (edge-fp, direct, <= 4
 ops, 60 examples per feature; seeded, short shrinking), and again with its mechanism removed,
@@ -259,14 +260,22 @@ def without_typed_ops(monkeypatch) -> None:
     gg._aim_of.cache_clear()
 
 
+# the dtypes edge-fp presents no op on once the typed ops are there (a slice of bools: none)
+_UNPRESENTED = {"aten.add.Tensor": [], "aten.slice_copy.Tensor": ["bool"]}
+
+
 @pytest.mark.parametrize("name, suspect, removed", [("RankConditionedPass", "aten.neg.default", without_ranks),
-                                                    ("DtypeConditionedPass", "aten.add.Tensor", without_typed_ops)])
+                                                    ("DtypeConditionedPass", "aten.add.Tensor", without_typed_ops),
+                                                    ("IntegerSliceConditionedPass", "aten.slice_copy.Tensor",
+                                                     without_typed_ops)])
 def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypatch, name, suspect, removed):
     """RankConditionedPass rewrites a neg of a rank-5 operand only, DtypeConditionedPass an add of
-    two integer ones only: found with CI's defaults, the drawn cell in the verdict's coverage.
-    Without the rank drawn (the operand has the rank its producers give: 4, mostly) or without
-    the typed ops (no float-stage op presents an add of two integer tensors) the default search
-    calls the pass sound; the dtypes no op presents are then listed as not presented."""
+    two integer ones only, IntegerSliceConditionedPass a slice of an integer one only (a data-layout
+    op, as InsertDataLayoutCastsPass on a float-only spec): found with CI's defaults, the drawn cell
+    in the verdict's coverage. Without the rank drawn (the operand has the rank its producers give:
+    4, mostly) or without the typed ops (no float-stage op presents an add or a slice of integer
+    tensors) the default search calls the pass sound; the dtypes no op presents are then listed as
+    not presented."""
     cls = toy(name)
     v = gate_ci(cls, name, tmp_path / "aimed")
     copy = v.modes["copy"]
@@ -277,7 +286,7 @@ def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypat
         assert any(cell.startswith("r5 ") for cell in cells), cells
     else:
         assert any(cell.split()[1] in ("int8", "int16", "int32") for cell in cells), cells
-        assert suspect not in copy["not_presented"], copy["not_presented"]
+        assert copy["not_presented"].get(suspect, []) == _UNPRESENTED[suspect], copy["not_presented"]
 
     removed(monkeypatch)
     try:
@@ -285,7 +294,7 @@ def test_a_rewrite_conditioned_on_a_rank_or_a_dtype_is_found(tmp_path, monkeypat
         copy = v.modes["copy"]
         assert v.verdict is not ProofStatus.UNSOUND_COPY, copy
         assert copy["examples"] == CI_EXAMPLES
-        if name == "DtypeConditionedPass":
+        if removed is without_typed_ops:
             assert copy["not_presented"][suspect] == ["int8", "int16", "int32", "bool"], copy["not_presented"]
             assert {cell.split()[1] for cell in copy["coverage"][suspect]} == {"float32"}, copy["coverage"]
     finally:
@@ -357,6 +366,23 @@ def test_what_a_stage_cannot_present_is_listed_not_covered():
     edge_fp = Aim.of(["aten.relu.default"], {"aten.add.Tensor"}, float_universe())
     assert edge_fp.typed["aten.add.Tensor"] == ("int8_add", "int16_add", "int32_add", "bool_add")
     assert edge_fp.not_presented() == {}
+
+
+def test_edge_fp_presents_the_data_layout_ops_on_integer_operands():
+    """InsertDataLayoutCastsPass rewrites a data-layout op on an integer operand only (on a
+    float-only spec; the gate's self-test, seed 7, dropped slice_copy from its targeted ops and
+    the gate called that sound): the typed layout ops present each on int8/int16/int32 on
+    edge-fp, so only bool is left unpresented (permute: rank 1 too, which no permute takes). A
+    quantized stage draws none."""
+    layout = {"aten.slice_copy.Tensor": "slice", "aten.cat.default": "cat", "aten.permute_copy.default": "permute",
+              "aten.view_copy.default": "view", "aten.constant_pad_nd.default": "constant_pad",
+              "aten.repeat.default": "repeat", "aten.flip.default": "flip"}
+    for suspect, op in layout.items():
+        edge_fp = Aim.of(["aten.relu.default"], {suspect}, float_universe())
+        assert edge_fp.typed[suspect] == tuple(f"{d}_{op}" for d in ("int8", "int16", "int32")), edge_fp.typed
+        rank1 = [f"{d} rank 1" for d in ("int8", "int16", "int32")] if op == "permute" else []
+        assert edge_fp.not_presented()[suspect] == rank1 + ["bool"], edge_fp.not_presented()
+        assert Aim.of(["aten.relu.default"], {suspect}).typed == {}
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])

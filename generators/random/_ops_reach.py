@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from ._ops import MAX_NUMEL, MAX_RANK, REGISTRY, TYPED_OPS, _bcast_ok, _fits, _fmt, _OpDef, _r4, _reduced, broadcast_shape, numel
+from ._ops import MAX_NUMEL, MAX_RANK, REGISTRY, TYPED_LAYOUT_OPS, TYPED_OPS, _bcast_ok, _fits, _fmt, _OpDef, _r4, _reduced, broadcast_shape, numel
 
 # Literal index/mask tensors are written into the reproducer's source: keep them short.
 _LITERAL_MAX = 256
@@ -792,3 +792,33 @@ for _op, _dtypes in TYPED_OPS.items():
     for _dtype in _dtypes:
         REGISTRY[f"{_dtype}_{_op}"] = _OpDef(f"{_dtype}_{_op}", (_TYPED_ATEN[_op],), _typed_inst,
                                              _typed_emit(_op, _dtype), kind="typed")
+
+
+# `_ops.TYPED_LAYOUT_OPS`: a data-layout op on operands of one integer dtype, with the params and
+# shapes of the float vocabulary op of the same name (its `instantiate` and `accepts`): every
+# operand (a cat's two) scaled and cast, the result cast back to float32. A float-only spec has no
+# integer data-layout op, so InsertDataLayoutCastsPass casts these ones to a float dtype around the
+# op; float32 values never show it that rewrite.
+
+
+def _integer_operand(arg: str, dtype: str) -> str:
+    return f"({arg} * 4).to(torch.{dtype})"
+
+
+def _typed_layout_emit(op: str, dtype: str):
+    base = REGISTRY[op].emit
+
+    def emit(args, params, in_shapes):
+        if "value" in params:  # constant_pad: an integer tensor is padded with an integer
+            params = dict(params, value=int(params["value"]))
+        expr, extras = base([_integer_operand(a, dtype) for a in args], params, in_shapes)
+        return f"({expr}).to(torch.float32)", extras
+
+    return emit
+
+
+for _op, _dtypes in TYPED_LAYOUT_OPS.items():
+    for _dtype in _dtypes:
+        _base = REGISTRY[_op]
+        REGISTRY[f"{_dtype}_{_op}"] = _OpDef(f"{_dtype}_{_op}", _base.aten, _base.instantiate,
+                                             _typed_layout_emit(_op, _dtype), accepts=_base.accepts, kind="typed")

@@ -12,8 +12,8 @@ to chance.
 
 Rank: the rank of a node's primary input (the ops drawn on purpose are elementwise: their
 operands have that rank). Dtype: the dtype the op computes in: float32 for every vocabulary op
-but the ones of a dtype of their own (`_ops.TYPED`, the int8/int16 comparisons, the int32
-clamp, the bool mul); a float and an int32 operand (`int_add`) is float32 after to_edge's
+but the ones of a dtype of their own (`_ops.TYPED`: integer arithmetic and integer data-layout
+ops, the int8/int16 comparisons, the int32 clamp, the bool mul); a float and an int32 operand (`int_add`) is float32 after to_edge's
 RemoveMixedTypeOperators casts the int.
 """
 
@@ -41,9 +41,19 @@ _OWN_DTYPE: dict[str, tuple[str, frozenset]] = {
     "bool_logic": ("bool", frozenset(_BOOL_LOGIC)),
     **{f"int_{cmp}": ("param", frozenset({f"aten.{cmp}.Tensor"})) for cmp in ("gt", "lt", "ge", "le", "eq", "ne")},
 }
-for _op, _dtypes in _ops.TYPED_OPS.items():
-    for _dtype in _dtypes:
-        _OWN_DTYPE[f"{_dtype}_{_op}"] = (_dtype, frozenset(_ops.REGISTRY[f"{_dtype}_{_op}"].aten))
+
+
+def _presented(vocab_op: str) -> frozenset[str]:
+    """The op names `vocab_op` presents to a pass: its aten ops and the forms to_edge gives them
+    (a typed slice is an `aten.slice_copy.Tensor` of its dtype in the edge graph)."""
+    from .reach import edge_forms
+
+    return frozenset(form for name in _ops.REGISTRY[vocab_op].aten for form in edge_forms(name))
+
+
+# the typed ops (`_ops.TYPED`: `int8_add` ... `int32_flip`) are named `<dtype>_<op>`
+for _name in _ops.TYPED:
+    _OWN_DTYPE[_name] = (_name.split("_", 1)[0], _presented(_name))
 _DTYPE_PARAM = frozenset(_ops.INT_COMPARE)
 assert all(op in _ops.REGISTRY for op in _OWN_DTYPE)
 
@@ -91,7 +101,7 @@ def typed_presenting(aten_ops, float_target: bool) -> list[str]:
     if not float_target:
         return []
     names = set(aten_ops)
-    return [op for op in _ops.TYPED if set(_ops.REGISTRY[op].aten) & names]
+    return [op for op in _ops.TYPED if _presented(op) & names]
 
 
 def presentable(route, aten_op: str) -> set[tuple[int, str]]:

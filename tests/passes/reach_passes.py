@@ -123,8 +123,27 @@ class DtypeConditionedPass(ExportPass):
         return super().call_operator(op, args, kwargs, meta)
 
 
+class IntegerSliceConditionedPass(ExportPass):
+    """unsound-copy: targets relu, and rewrites a slice_copy only when its operand is an integer
+    tensor (int8 ... int32), as InsertDataLayoutCastsPass casts a data-layout op on a float-only
+    spec. With copy on, fastpass copies the slice. No float-stage op used to hand a pass a slice of
+    an integer tensor (the gate's self-test, seed 7: InsertDataLayoutCastsPass without slice_copy
+    was called sound)."""
+
+    targeted_ops = (A.relu.default,)
+    skip_sound = False
+    copy_sound = True
+
+    def call_operator(self, op, args, kwargs, meta):
+        x = _operand(args[0]) if args else None
+        if op == A.slice_copy.Tensor and x is not None and not x.dtype.is_floating_point and x.dtype != torch.bool:
+            return _rewritten_binary(self, op, args, kwargs, meta)
+        return super().call_operator(op, args, kwargs, meta)
+
+
 def _rewritten_binary(pass_, op, args, kwargs, meta):
-    """op(x, y) -> neg(neg(op(x, y))): the same value, a different graph."""
+    """op(x, y, ...) -> neg(neg(op(x, y, ...))): the same value, a different graph (any arguments
+    passed through: a slice's dim, start, end and step too)."""
     x = ExportPass.call_operator(pass_, op, args, kwargs, meta)
     x = ExportPass.call_operator(pass_, A.neg.default, (x,), {}, meta)
     return ExportPass.call_operator(pass_, A.neg.default, (x,), {}, meta)
