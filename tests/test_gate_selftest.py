@@ -447,7 +447,7 @@ def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tm
     monkeypatch.setattr(st, "proven", lambda _classes: classes)
     monkeypatch.setattr(st, "ci_gate", lambda args: gate)
     monkeypatch.setattr(st, "revision", lambda: "0123abcd")
-    assert st.main(_self_test_args(tmp_path), ("edge-fp",)) == 0
+    assert st.run(_self_test_args(tmp_path), ("edge-fp",)) == 0
     first = json.loads((tmp_path / "st.json").read_text())
     decided = [m for m in first["mutants"] if m["verdict"] == "killed"]
     assert first["complete"] and first["settings"]["revision"] == "0123abcd" and len(decided) >= 2, first
@@ -457,7 +457,7 @@ def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tm
     (tmp_path / "partial.json").write_text(json.dumps(partial))
     gated.clear()
     args = _self_test_args(tmp_path, resume=tmp_path / "partial.json", json=tmp_path / "resumed.json")
-    assert st.main(args, ("edge-fp",)) == 0
+    assert st.run(args, ("edge-fp",)) == 0
     resumed = json.loads((tmp_path / "resumed.json").read_text())
     assert len(gated) == 1 and resumed["complete"], (gated, resumed)
     assert [m["index"] for m in resumed["mutants"]] == [m["index"] for m in first["mutants"]]
@@ -467,7 +467,7 @@ def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tm
     for changes, says in (({"seed": 1}, "seed 0 (now 1)"), ({"unaimed": True}, "unaimed False (now True)"),
                           ({"examples": 30}, "examples 60 (now 30)")):
         try:
-            st.main(_self_test_args(tmp_path, resume=tmp_path / "partial.json", **changes), ("edge-fp",))
+            st.run(_self_test_args(tmp_path, resume=tmp_path / "partial.json", **changes), ("edge-fp",))
         except UsageError as exc:
             assert says in str(exc), exc
         else:
@@ -477,14 +477,14 @@ def test_a_resumed_self_test_keeps_what_the_run_gated_and_gates_only_the_rest(tm
     monkeypatch.setattr(st, "revision", lambda: "0123abcd (modified)")
     for path, says in ((tmp_path / "partial.json", "revision"), (tmp_path / "other.json", "revision")):
         try:
-            st.main(_self_test_args(tmp_path, resume=path), ("edge-fp",))
+            st.run(_self_test_args(tmp_path, resume=path), ("edge-fp",))
         except UsageError as exc:
             assert says in str(exc), exc
         else:
             raise AssertionError("resumed from a modified checkout")
     monkeypatch.setattr(st, "revision", lambda: "0123abcd")
     try:
-        st.main(_self_test_args(tmp_path, resume=tmp_path / "other.json"), ("edge-fp",))
+        st.run(_self_test_args(tmp_path, resume=tmp_path / "other.json"), ("edge-fp",))
     except UsageError as exc:
         assert "is not this sample's" in str(exc), exc
     else:

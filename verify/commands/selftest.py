@@ -60,7 +60,7 @@ def cmd_selftest(args) -> int:
     if args.resume is not None and not args.resume.is_file():
         raise UsageError(f"--resume {args.resume}: no such file")
     search_defaults(args, registry=True)
-    from verify.gate.selftest import main as self_test  # the lowering stack, once the arguments are checked
+    from verify.gate.selftest import run as self_test  # the lowering stack, once the arguments are checked
 
     with stop_on_signals():  # a stop kills the mutant processes' groups; what they measured is kept
         code = self_test(args, DEFAULT_STAGES)

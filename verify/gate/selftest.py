@@ -272,7 +272,7 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
     for index, mutant in list(enumerate(chosen, 1))[first::step]:
         if index in done:
             continue
-        if _stopped():  # the rest are not gated; the run is incomplete (main says so)
+        if _stopped():  # the rest are not gated; the run is incomplete (run says so)
             break
         _log.info("gate self-test: [%d/%d] %s", index, len(chosen), mutant.label)
         result = run_mutant(index, mutant, gate, out / f"mutant-{index}", seed)
@@ -284,7 +284,7 @@ def self_test(classes: dict[str, type], n: int, seed: int, gate: GateRun, out: P
     return report
 
 
-def main(args, default_stages) -> int:
+def run(args, default_stages) -> int:
     """`verify selftest [--mutants N] [--seed S] [-j K] [--unaimed] --json FILE`: exit 0
     if the gate kills at least the threshold share of the decided mutants (killed or called sound), 1 otherwise."""
     from verify.gate import graphs
