@@ -256,7 +256,7 @@ def without_typed_ops(monkeypatch) -> None:
     """No vocabulary op presents an op on integer or bool operands of its own (`_ops.TYPED`)."""
     from generators.random import properties
 
-    monkeypatch.setattr(properties, "typed_presenting", lambda aten_ops, float_target: [])
+    monkeypatch.setattr(properties, "typed_presenting", lambda aten_ops, float_target, pipeline=True: [])
     gg._aim_of.cache_clear()
 
 
@@ -373,13 +373,19 @@ def test_edge_fp_presents_the_data_layout_ops_on_integer_operands():
     float-only spec; the gate's self-test, seed 7, dropped slice_copy from its targeted ops and
     the gate called that sound): the typed layout ops present each on int8/int16/int32 on
     edge-fp, so only bool is left unpresented (permute: rank 1 too, which no permute takes). A
-    quantized stage draws none."""
+    quantized stage draws none. To a pass in the lowering pipeline an integer slice_copy comes from
+    a typed split or chunk (the integer slice stays on the CPU: `properties.PIPELINE_PRESENTED`);
+    to a pass run directly on the edge graph, from a typed slice alone."""
     layout = {"aten.slice_copy.Tensor": "slice", "aten.cat.default": "cat", "aten.permute_copy.default": "permute",
               "aten.view_copy.default": "view", "aten.constant_pad_nd.default": "constant_pad",
               "aten.repeat.default": "repeat", "aten.flip.default": "flip"}
     for suspect, op in layout.items():
         edge_fp = Aim.of(["aten.relu.default"], {suspect}, float_universe())
-        assert edge_fp.typed[suspect] == tuple(f"{d}_{op}" for d in ("int8", "int16", "int32")), edge_fp.typed
+        typed = tuple(f"{d}_{o}" for o in (op, "split", "chunk") if o == op or op == "slice"
+                      for d in ("int8", "int16", "int32"))
+        assert edge_fp.typed[suspect] == typed, edge_fp.typed
+        direct = Aim.of(["aten.relu.default"], {suspect}, float_universe(), pipeline=False)
+        assert direct.typed[suspect] == tuple(f"{d}_{op}" for d in ("int8", "int16", "int32")), direct.typed
         rank1 = [f"{d} rank 1" for d in ("int8", "int16", "int32")] if op == "permute" else []
         assert edge_fp.not_presented()[suspect] == rank1 + ["bool"], edge_fp.not_presented()
         assert Aim.of(["aten.relu.default"], {suspect}).typed == {}

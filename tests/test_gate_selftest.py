@@ -259,6 +259,18 @@ def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_
     assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
 
 
+def test_an_int32_split_the_vocabulary_draws_kills_the_dropped_layout_slice():
+    """InsertDataLayoutCastsPass casts a data-layout op of integer operands on FP-only TOSA; its
+    mutant without slice_copy survived the self-test (seed 7): every drawn slice was of float32
+    values, and an integer slice stays on the CPU on edge-fp. `int32_split` is delegated and
+    becomes an int32 slice_copy, the only op the pass targets in the graph (measured:
+    `properties.PIPELINE_PRESENTED`): the mutant skips or copies the pass, stock casts."""
+    mutant = _real_mutant("InsertDataLayoutCastsPass", "aten.slice_copy.Tensor")
+    spec = _then_relu([1, 3, 4, 5], "int32_split", {"dim": 1, "size": 1, "index": 0})
+    spec["ops"][0]["shape"] = spec["ops"][1]["shape"] = [1, 1, 4, 5]
+    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+
+
 def test_a_sample_spreads_over_the_entries_before_it_repeats_one():
     """40 mutants from the real registry fall on at least 30 entries (the issue's floor): within a
     fault the sample takes every entry once before any twice. A plain shuffle drew RemoveNoopPass,

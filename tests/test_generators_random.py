@@ -22,7 +22,7 @@ from generators.random import (
     models,
     ops_in_vocabulary,
 )
-from generators.random import _ops
+from generators.random import _ops, properties
 
 FAST = settings(derandomize=True, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -630,7 +630,8 @@ def test_a_typed_layout_op_exports_its_op_on_an_operand_of_its_dtype(name):
 @pytest.mark.parametrize("op", list(_ops.TYPED_LAYOUT_OPS))
 def test_edge_fp_hands_insert_data_layout_casts_the_integer_layout_op(op, monkeypatch):
     """Stock TOSA-1.0+FP lowering of relu -> int32_<op> delegates the integer layout op, and
-    InsertDataLayoutCastsPass receives it on its int32 operand, except the slice: the ARM
+    InsertDataLayoutCastsPass receives it on its int32 operand (a split and a chunk as slice_copy:
+    `test_the_pipeline_presents_what_pipeline_presented_says`), except the slice: the ARM
     partitioner keeps an integer slice on the CPU on a float-only spec (measured; only a pass run
     directly on the edge graph receives it)."""
     from executorch.backends.arm._passes.insert_data_layout_casts_pass import InsertDataLayoutCastsPass as P
@@ -658,6 +659,37 @@ def test_edge_fp_hands_insert_data_layout_casts_the_integer_layout_op(op, monkey
     else:
         assert not {o for o in left if op in o}, left
         assert torch.int32 in received, received
+
+
+@pytest.mark.parametrize("name", sorted(properties.PIPELINE_PRESENTED))
+def test_the_pipeline_presents_what_pipeline_presented_says(name, monkeypatch):
+    """`properties.PIPELINE_PRESENTED` is a table of measured facts the gate's dtype aim draws
+    by (`int32_split` when slice_copy is the suspect): re-measured here so that it cannot go stale.
+    Stock TOSA-1.0+FP lowering of relu -> `name` (two param draws) hands InsertDataLayoutCastsPass
+    exactly the table's ops on the typed op's dtype, inside the delegate, and nothing else it
+    targets on an integer operand (a slice_copy alone: what kills its mutant without slice_copy)."""
+    from executorch.backends.arm._passes.insert_data_layout_casts_pass import InsertDataLayoutCastsPass as P
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    dtype = getattr(torch, name.split("_", 1)[0])
+    original = P.call_operator
+
+    def record(self, target, args, kwargs, meta):
+        if target in self.target_ops and not _layout_operand_dtype_of_value(args[0]).is_floating_point:
+            received.add((target.__name__, _layout_operand_dtype_of_value(args[0])))
+        return original(self, target, args, kwargs, meta)
+
+    monkeypatch.setattr(P, "call_operator", record)
+    for par in (0, 9):  # split: pieces of 1 on dim 1, index 0 and 1; chunk: halves, thirds
+        received: set = set()
+        model, ex = interpret([(1, 2, 4, 6)], [("relu", 0, 0), (name, 0, par)]).build()
+        lowered = to_edge_transform_and_lower(torch.export.export(model, ex),
+                                              partitioner=[TOSAPartitioner(TosaCompileSpec("TOSA-1.0+FP"))])
+        left = {_opname(n) for n in lowered.exported_program().graph.nodes if n.op == "call_function"}
+        assert not {o for o in left if "split" in o or "slice" in o}, left  # delegated
+        assert received == {(op, dtype) for op in properties.PIPELINE_PRESENTED[name]}, (name, par, received)
 
 
 def _layout_operand_dtype_of_value(value) -> torch.dtype:

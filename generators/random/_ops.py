@@ -191,7 +191,7 @@ TYPED_OPS = {"add": ("int8", "int16", "int32", "bool"), "sub": ("int8", "int16",
              "mul": ("int8", "int16", "int32"), "maximum": ("int8", "int16", "int32"),
              "minimum": ("int8", "int16", "int32"), "neg": ("int8", "int16", "int32"),
              "abs": ("int8", "int16", "int32")}
-# The data-layout ops on integer operands, `int8_slice` ... `int32_flip` (`_ops_reach`), in the same
+# The data-layout ops on integer operands, `int8_slice` ... `int32_chunk` (`_ops_reach`), in the same
 # style: a float-only spec has no integer CONCAT/PAD/RESHAPE/TILE/TRANSPOSE/SLICE/REVERSE, so
 # InsertDataLayoutCastsPass rewrites these ops on integer operands only, which float32 values never
 # present (its mutant without slice_copy survived the gate's self-test, seed 7). Key: the float
@@ -200,12 +200,16 @@ TYPED_OPS = {"add": ("int8", "int16", "int32", "bool"), "sub": ("int8", "int16",
 # constant_pad, repeat and flip are delegated and InsertDataLayoutCastsPass receives them on the
 # integer operand. The integer slice is not delegated (SliceCopySupported: "requires INT profile"),
 # so in the lowering pipeline the pass never receives it; it is kept for the passes the gate runs
-# directly on the edge graph, where it is an integer slice_copy. (An integer slice_copy reaches the
-# pass inside the delegate from an integer select, split or chunk, which the pipeline decomposes
-# into slices: measured, int32; those have no typed op yet.) Float stages only: an INT stage's
-# quantized graph has no integer data-layout op its spec lacks.
+# directly on the edge graph, where it is an integer slice_copy. An integer split and chunk are
+# delegated, and ConvertSplitToSlicePass makes them slice_copy nodes of their dtype, the only
+# targeted op InsertDataLayoutCastsPass then receives: the integer slice_copy of the lowering
+# (measured, int8/int16/int32, five param draws each; `properties.PIPELINE_PRESENTED`). No typed
+# select: an integer select is delegated too, but DecomposeSelectPass makes it a slice_copy and a
+# view_copy of its dtype, so the pass always receives the slice beside a view it targets as well
+# (measured, the same draws). Float stages only: an INT stage's quantized graph has no integer
+# data-layout op its spec lacks.
 TYPED_LAYOUT_OPS = {op: ("int8", "int16", "int32")
-                    for op in ("slice", "cat", "permute", "view", "constant_pad", "repeat", "flip")}
+                    for op in ("slice", "cat", "permute", "view", "constant_pad", "repeat", "flip", "split", "chunk")}
 TYPED = tuple(f"{dtype}_{op}" for table in (TYPED_OPS, TYPED_LAYOUT_OPS)
               for op, dtypes in table.items() for dtype in dtypes)
 QUARANTINED = frozenset({"sdpa", "erfinv", "adaptive_max_pool2d", "cosine_similarity", "addmm", "as_strided",

@@ -14,7 +14,9 @@ Rank: the rank of a node's primary input (the ops drawn on purpose are elementwi
 operands have that rank). Dtype: the dtype the op computes in: float32 for every vocabulary op
 but the ones of a dtype of their own (`_ops.TYPED`: integer arithmetic and integer data-layout
 ops, the int8/int16 comparisons, the int32 clamp, the bool mul); a float and an int32 operand (`int_add`) is float32 after to_edge's
-RemoveMixedTypeOperators casts the int.
+RemoveMixedTypeOperators casts the int. An op a typed op presents only once the pipeline has
+rewritten it (`PIPELINE_PRESENTED`: a typed split's slice_copy) is presented on its dtype too, so
+that the aim draws the typed split when slice_copy is the suspect.
 """
 
 from __future__ import annotations
@@ -43,19 +45,36 @@ _OWN_DTYPE: dict[str, tuple[str, frozenset]] = {
 }
 
 
-def _presented(vocab_op: str) -> frozenset[str]:
-    """The op names `vocab_op` presents to a pass: its aten ops and the forms to_edge gives them
-    (a typed slice is an `aten.slice_copy.Tensor` of its dtype in the edge graph)."""
+# Typed ops presenting an op only once the lowering pipeline of a float stage (edge-fp,
+# TOSA-1.0+FP) has rewritten them inside the delegate: typed op -> the ops a later pass receives
+# from it, on the typed op's dtype. Measured facts, re-measured by tests/test_generators_random.py
+# (test_the_pipeline_presents_what_pipeline_presented_says): stock lowering of relu -> <op>, five
+# param draws each, InsertDataLayoutCastsPass.call_operator recording what it receives: the ARM
+# partitioner delegates an integer split and chunk, ConvertSplitToSlicePass makes them slice_copy
+# nodes of their dtype, and that is the only targeted op the pass receives. The integer slice_copy
+# of the pipeline comes from nowhere else: an integer slice stays on the CPU (SliceCopySupported:
+# "requires INT profile"), an integer select arrives beside a view_copy (`_ops.TYPED_LAYOUT_OPS`).
+PIPELINE_PRESENTED: dict[str, frozenset[str]] = {
+    f"{dtype}_{op}": frozenset({"aten.slice_copy.Tensor"})
+    for op in ("split", "chunk") for dtype in ("int8", "int16", "int32")}
+
+
+def _presented(vocab_op: str, pipeline: bool = True) -> frozenset[str]:
+    """The op names `vocab_op` presents to a pass: its aten ops, the forms to_edge gives them
+    (a typed slice is an `aten.slice_copy.Tensor` of its dtype in the edge graph), and, to a pass
+    run in the lowering `pipeline`, what the pipeline makes of them (`PIPELINE_PRESENTED`: a typed
+    split becomes slice_copy nodes; a pass run directly on the edge graph receives the split)."""
     from .reach import edge_forms
 
-    return frozenset(form for name in _ops.REGISTRY[vocab_op].aten for form in edge_forms(name))
+    edge = frozenset(form for name in _ops.REGISTRY[vocab_op].aten for form in edge_forms(name))
+    return (edge | PIPELINE_PRESENTED.get(vocab_op, frozenset())) if pipeline else edge
 
 
-# the typed ops (`_ops.TYPED`: `int8_add` ... `int32_flip`) are named `<dtype>_<op>`
+# the typed ops (`_ops.TYPED`: `int8_add` ... `int32_chunk`) are named `<dtype>_<op>`
 for _name in _ops.TYPED:
     _OWN_DTYPE[_name] = (_name.split("_", 1)[0], _presented(_name))
 _DTYPE_PARAM = frozenset(_ops.INT_COMPARE)
-assert all(op in _ops.REGISTRY for op in _OWN_DTYPE)
+assert all(op in _ops.REGISTRY for op in _OWN_DTYPE) and set(PIPELINE_PRESENTED) <= set(_ops.TYPED)
 
 
 def ranked_shape(x0, rank: int) -> tuple:
@@ -96,12 +115,13 @@ def forms(route, aten_op: str) -> dict[str, tuple[str, ...]]:
     return {dtype: tuple(dict.fromkeys(ops)) for dtype, ops in sorted(out.items(), key=lambda kv: DTYPES.index(kv[0]))}
 
 
-def typed_presenting(aten_ops, float_target: bool) -> list[str]:
-    """The typed vocabulary ops (`_ops.TYPED`) presenting any of `aten_ops`, on a float target."""
+def typed_presenting(aten_ops, float_target: bool, pipeline: bool = True) -> list[str]:
+    """The typed vocabulary ops (`_ops.TYPED`) presenting any of `aten_ops`, on a float target, to
+    a pass run in the lowering `pipeline` (else directly on the edge graph)."""
     if not float_target:
         return []
     names = set(aten_ops)
-    return [op for op in _ops.TYPED if _presented(op) & names]
+    return [op for op in _ops.TYPED if _presented(op, pipeline) & names]
 
 
 def presentable(route, aten_op: str) -> set[tuple[int, str]]:

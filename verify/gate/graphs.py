@@ -71,11 +71,13 @@ class Aim:
 
     @classmethod
     def of(cls, targeted_ops: Iterable, suspects: Iterable[str] = (), universe: Iterable[str] | None = None,
-           declared: Iterable[str] = ()) -> "Aim":
+           declared: Iterable[str] = (), pipeline: bool = True) -> "Aim":
         """Cached by op names: a registry run builds a pass's strategy for every graph drawn for
-        it (and Hypothesis rebuilds it to replay and shrink); the split costs ~0.1 s."""
+        it (and Hypothesis rebuilds it to replay and shrink); the split costs ~0.1 s. `pipeline`:
+        the pass runs in the lowering pipeline, not directly on the edge graph (a typed split
+        presents slice_copy there only: `generators.random.properties.PIPELINE_PRESENTED`)."""
         return _aim_of(frozenset(op_name(o) for o in targeted_ops), frozenset(suspects),
-                       tuple(universe) if universe else None, frozenset(declared))
+                       tuple(universe) if universe else None, frozenset(declared), pipeline)
 
     @property
     def suspect_ops(self) -> frozenset[str]:
@@ -189,7 +191,7 @@ def _chain_kinds(spec, tag: list[str]) -> set[DrawKind]:
 
 @functools.lru_cache(maxsize=1024)
 def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[str, ...] | None,
-            declared: frozenset[str] = frozenset()) -> Aim:
+            declared: frozenset[str] = frozenset(), pipeline: bool = True) -> Aim:
     from generators.random import FLOAT_ONLY
     from generators.random.properties import typed_presenting
 
@@ -199,7 +201,7 @@ def _aim_of(targeted: frozenset[str], suspects: frozenset[str], universe: tuple[
     # a float stage draws the whole vocabulary with its FLOAT_ONLY ops (plan.stage_ops); --ops
     # draws only the ops it names
     float_stage = universe is not None and FLOAT_ONLY <= set(universe)
-    typed = {name: tuple(typed_presenting([name], float_stage)) for name in sorted(set(suspects) - targeted)}
+    typed = {name: tuple(typed_presenting([name], float_stage, pipeline)) for name in sorted(set(suspects) - targeted)}
     typed = {name: ops for name, ops in typed.items() if ops and name in routes}
     unrouted = tuple(sorted(set(suspects) - targeted - set(routes)))
     return Aim(tuple(hit), tuple(miss), {name: tuple(ops) for name, ops in routes.items()},
@@ -335,7 +337,8 @@ def form_link(pass_class: type, universe: Iterable[str] | None = None) -> tuple[
 
 def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
                  suspects: Iterable[str] = (), forms: Iterable[str] = (),
-                 link: tuple[list[str], list[str]] | None = None, declared: Iterable[str] = ()):
+                 link: tuple[list[str], list[str]] | None = None, declared: Iterable[str] = (),
+                 pipeline: bool = True):
     """Graphs for a pass (see the module docstring): only targeted ops; none of them, most with
     suspects; targeted ops behind a cold op; each suspect fed by, feeding and beside a targeted
     node; the forms the pass acts on; unrestricted neighbours. `ops` restricts the vocabulary.
@@ -357,12 +360,14 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     `declared` (`passes.ops_declared_by`: the pass's own target_ops) beyond the targeted ops are
     drawn in a group of their own, as often as the skip suspects, whatever the feature: a graph
     holding one and no targeted op is skipped by fastpass (skip) or has the node copied (copy)
-    where the pass, by its own declaration, rewrites it."""
+    where the pass, by its own declaration, rewrites it.
+
+    `pipeline`: the pass runs in the lowering pipeline (`Aim.of`), not directly on the edge graph."""
     from hypothesis import strategies as st
 
     from generators.random import graphs, graphs_toward, one_of_weighed
 
-    aim = Aim.of(targeted_ops, suspects, ops, declared)
+    aim = Aim.of(targeted_ops, suspects, ops, declared, pipeline)
     hit, miss, routes = list(aim.hit), list(aim.miss), aim.routes
     for_skip, for_copy = want in ("both", "skip"), want in ("both", "copy")
     # Aimed branches and the plain ones form groups of set weight per feature (one_of_weighed:

@@ -86,7 +86,8 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
     ops = stage_ops(stage, ops)
     annotation = v.how == "annotation"  # the quantizer's pipeline: its ATen graph, no lowering
     targeted = gp.aimed_ops(cls, ann.targeted_ops, annotation)
-    aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls))  # what each graph aims at
+    pipeline = v.how == "pipeline"  # a typed split presents slice_copy there only
+    aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls), pipeline)  # what each graph aims at
     for feature in list(v.evidence):
         mode = feature.value
         evidence = v.evidence[feature]
@@ -96,7 +97,7 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         else:
             strategy = strategy_for(targeted, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
                                     forms=form_route(cls, ops), link=form_link(cls, ops),
-                                    declared=gp.ops_declared_by(cls))
+                                    declared=gp.ops_declared_by(cls), pipeline=pipeline)
         counts = {"examples": 0, "vacuous": 0}
         drawn, covered = Counter(), Counter()  # covered: Aim.coverage, ranks x dtypes x distances
 
