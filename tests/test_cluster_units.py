@@ -126,6 +126,27 @@ def test_the_gate_projection_takes_its_jobs_from_a_gate_json(tmp_path):
     assert fuzz.job_seconds == (8.0, 8.0, 8.0)  # 3 shards of 4 graphs (the last one rounded up)
 
 
+def test_measure_cluster_projects_from_given_costs_and_refuses_bad_numbers(tmp_path, capsys):
+    """`verify measure-cluster` with the overhead given (no cluster started): the projection's table
+    and its JSON for every node count asked; a bad number or node list is one line, exit 2, before
+    anything is measured."""
+    from verify.cli import main
+
+    out = tmp_path / "projection.json"
+    assert main(["measure-cluster", "--overhead", "0.1", "--startup", "5", "--gate-json", str(tmp_path / "none"),
+                 "--fuzz-graphs", "60", "--nodes", "2,4", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "fuzz, 60 graphs (10 shards of 6)" in printed
+    document = json.loads(out.read_text())
+    assert [p["nodes"] for p in document["projections"]] == [2, 4]
+    assert document["overhead"]["per_job"] == pytest.approx(0.1)
+    for bad in (["--nodes", "0"], ["--nodes", "two"], ["--jobs", "0"], ["--fuzz-shard", "0"], ["--overhead", "-1"],
+                ["--fuzz-coverage", str(tmp_path / "missing")], ["--json", str(out / "x.json")]):  # `out` is a file
+        assert main(["measure-cluster", "--overhead", "0.1", *bad]) == 2, bad
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("verify measure-cluster: "), (bad, lines)
+
+
 def test_a_node_task_killed_mid_job_leaves_no_folder_behind(tmp_path):
     """Ray kills a cancelled task's process when its driver disconnects, before the task's own
     `finally` runs (a stopped `verify run --cluster` left its node folder in a full test run):

@@ -12,6 +12,7 @@
     python -m verify fuzz [options]       a fuzz campaign: random graphs, both modes compared; pass coverage
     python -m verify peer [SUITES]        executorch's own Arm tests stock, with fastpass, crosschecked
     python -m verify crosscheck SCRIPT    run a lowering script with every lowering it makes crosschecked
+    python -m verify measure-cluster      Ray's per-job overhead here; campaigns projected on 8-128 nodes
 
 Exit status (run, report, bench):
     0    every case `identical` (and every null check ran); bench: output identical in every pair
@@ -64,7 +65,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     parser = argparse.ArgumentParser(prog="python -m verify", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command")
-    from verify.commands import bench, crosscheck, fuzz, gate, peer, replay, run, selftest
+    from verify.commands import bench, crosscheck, fuzz, gate, measure, peer, replay, run, selftest
 
     run.add_parser(sub)  # `run`
     bench.add_parser(sub)  # `bench`
@@ -73,6 +74,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     selftest.add_parser(sub)  # `selftest`
     for command in (replay, fuzz, peer, crosscheck):  # `replay`, `fuzz`, `peer`, `crosscheck`
         command.add_parser(sub)
+    measure.add_parser(sub)  # `measure-cluster`
     from verify.cluster import add_cluster_option
 
     for name in ("run", "gate", "selftest"):  # the campaign commands whose workers may run on a Ray cluster (issue 34)

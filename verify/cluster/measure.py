@@ -1,5 +1,6 @@
 """Ray's per-job overhead on this machine, and from it a projection of two big campaigns on
-8/32/128 nodes: `python -m verify.cluster.measure [--jobs N] [--gate-json FILE]`.
+8/32/128 nodes: the measurement and the projection's inputs behind `python -m verify measure-cluster`
+(verify/commands/measure.py, which reads the campaigns' own outputs and calls these).
 
 Measured (on a two-node loopback cluster of its own, verify.cluster.loopback, stopped at the
 end; the harness itself never starts one):
@@ -20,17 +21,16 @@ Projected (verify.cluster.plan: list scheduling with stragglers; the assumptions
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import statistics
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from verify.cluster.plan import Campaign, Stragglers, lognormal_jobs, project, table
+from verify.cluster.plan import Campaign, lognormal_jobs
 from verify.jobs.launcher import JobFiles, launch_command
 
 IMPORTS = "import torch, executorch.exir, executorch.backends.arm.tosa.partitioner"
@@ -101,15 +101,6 @@ def gate_campaigns(gate_json: Path) -> tuple[list[Campaign], str]:
     return [today, sharded], note
 
 
-def measured_graph_seconds(coverage: Path) -> list[float]:
-    """Each graph's seconds inside verification, from a real campaign's coverage folder
-    (`verify fuzz --coverage DIR`: one row per graph, with its start and finish)."""
-    from verify.fuzz.coverage import read_coverage
-
-    rows, _ = read_coverage(coverage)
-    return [r["finished"] - r["started"] for r in rows if r.get("started") and r.get("finished")]
-
-
 def fuzz_campaign(graphs: int, shard: int, graph_seconds: float, measured: list[float] | None = None
                   ) -> tuple[Campaign, str]:
     """`graphs` in shards of `shard`: per-graph seconds drawn from a real campaign's (`measured`,
@@ -127,57 +118,3 @@ def fuzz_campaign(graphs: int, shard: int, graph_seconds: float, measured: list[
     jobs = tuple(sum(per_graph[i * shard:(i + 1) * shard]) for i in range(shards))
     note = f"fuzz inputs: {graphs} graphs in {shards} shards of {shard}; per graph: {source}"
     return Campaign(f"fuzz, {graphs} graphs ({shards} shards of {shard})", jobs), note
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m verify.cluster.measure", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=20, help="trivial jobs timed each way (default %(default)s)")
-    parser.add_argument("--gate-json", type=Path, default=Path("/tmp/gate-full.json"),
-                        help="a whole-registry `verify gate --json` (default %(default)s)")
-    parser.add_argument("--fuzz-graphs", type=int, default=10_000)
-    parser.add_argument("--fuzz-shard", type=int, default=6, help="graphs per fuzz job (tox -e fuzz: 6)")
-    parser.add_argument("--fuzz-graph-seconds", type=float, default=10.0,
-                        help="mean seconds per graph when no --fuzz-coverage is given")
-    parser.add_argument("--fuzz-coverage", type=Path, default=None, metavar="DIR",
-                        help="a real campaign's coverage folder (verify fuzz --coverage): its per-graph seconds")
-    parser.add_argument("--nodes", default="8,32,128")
-    parser.add_argument("--overhead", type=float, default=None, metavar="S",
-                        help="skip the measurement: this per-job overhead (with --startup)")
-    parser.add_argument("--startup", type=float, default=None, metavar="S")
-    parser.add_argument("--json", type=Path, default=None, help="also write inputs and projections here")
-    args = parser.parse_args(argv)
-    if args.overhead is None:
-        overhead = measure_overhead(args.jobs)
-        print(f"measured on a 2-node loopback cluster, {overhead.jobs} jobs each way: trivial worker here "
-              f"{overhead.local * 1000:.0f} ms, through Ray {overhead.cluster * 1000:.0f} ms: overhead "
-              f"{overhead.per_job * 1000:.0f} ms per job (median); worker start-up with torch + executorch imports "
-              f"{overhead.startup:.1f} s")
-    else:
-        overhead = Overhead(0, 0.0, args.overhead, args.startup or 0.0)
-    stragglers = Stragglers()
-    campaigns, notes = [], []
-    if args.gate_json.is_file():
-        gates, note = gate_campaigns(args.gate_json)
-        campaigns += gates
-        notes.append(note)
-    measured = measured_graph_seconds(args.fuzz_coverage) if args.fuzz_coverage else None
-    fuzz, note = fuzz_campaign(args.fuzz_graphs, args.fuzz_shard, args.fuzz_graph_seconds, measured)
-    campaigns.append(fuzz)
-    notes.append(note)
-    notes.append(f"every job: + {overhead.per_job:.2f} s Ray overhead + {overhead.startup:.1f} s worker start-up; "
-                 f"stragglers: {stragglers.rate:.0%} of jobs slowed {stragglers.slowdown[0]:g}-{stragglers.slowdown[1]:g}x, "
-                 f"node speeds log-normal sigma {stragglers.node_spread:g}; jobs start in order on the first free "
-                 f"node (one CPU each); 200 seeded trials")
-    projections = [project(c, n, overhead=overhead.per_job, startup=overhead.startup, stragglers=stragglers)
-                   for c in campaigns for n in map(int, args.nodes.split(","))]
-    print("\n".join(notes))
-    print(table(projections))
-    if args.json:
-        args.json.write_text(json.dumps({"overhead": {**asdict(overhead), "per_job": overhead.per_job},
-                                         "notes": notes, "projections": [asdict(p) for p in projections]}, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
