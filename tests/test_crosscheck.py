@@ -15,7 +15,7 @@ from tests import faults
 from verify.compare import CHECKS
 from verify.crosscheck import CrosscheckDivergence, EntryPoint, crosscheck, intercept
 from verify.vocabulary import Verdict
-from verify.crosscheck.__main__ import main as crosscheck_main
+from verify.cli import main as verify_main
 
 
 class ClampModel(torch.nn.Module):
@@ -130,14 +130,15 @@ def test_fastpass_only_fault_is_divergent_at_its_pass_with_a_replayable_reproduc
         assert "depends on what ran before" in record.describe()
         assert record.to_json()["fresh_recheck"]["reproduced"] is False
         # The saved input replays the divergence while the fault is there ...
-        assert crosscheck_main(["replay", str(record.reproducer.path), "--trust", "--out", str(tmp_path / "again")]) == 1
+        assert verify_main(["replay", str(record.reproducer.path), "--trust", "--any-hash-seed",
+                            "--out", str(tmp_path / "again")]) == 1
         # ... and strict mode raises at the call.
         with crosscheck(strict=True, reproducer_dir=tmp_path, fresh_recheck=False), \
                 pytest.raises(CrosscheckDivergence) as raised:
             transform(copy.deepcopy(edge_program))
         assert raised.value.record.first_divergence.pass_name == "ConvertToClampPass"
     # ... and is identical once the fault is gone.
-    assert crosscheck_main(["replay", str(record.reproducer.path), "--trust"]) == 0
+    assert verify_main(["replay", str(record.reproducer.path), "--trust", "--any-hash-seed"]) == 0
 
 
 # A fault in every process: Python imports `sitecustomize` at start-up from the path, so a fresh
@@ -237,10 +238,10 @@ def test_a_whole_lowering_is_one_record_with_its_delegate():
 
 
 def test_replay_refuses_a_missing_or_foreign_file_with_exit_2(tmp_path, capsys):
-    assert crosscheck_main(["replay", str(tmp_path / "missing.xcheck")]) == 2
+    assert verify_main(["replay", str(tmp_path / "missing.xcheck")]) == 2
     foreign = tmp_path / "foreign.xcheck"
     foreign.write_bytes(b"not a reproducer")
-    assert crosscheck_main(["replay", str(foreign)]) == 2
+    assert verify_main(["replay", str(foreign)]) == 2
     err = capsys.readouterr().err
     assert "no such reproducer" in err and "cannot read reproducer" in err
 

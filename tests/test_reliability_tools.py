@@ -411,10 +411,8 @@ def test_replay_runs_no_code_from_a_file_without_trust_and_says_what_it_would_ru
     err = capsys.readouterr().err
     assert "replay would: unpickles the saved call" in err and "posix.mkdir" in err
     assert err.strip().splitlines()[-1].endswith("replay only files you trust, with --trust")
-    # the crosscheck alias too
-    from verify.crosscheck.__main__ import main as crosscheck_main
-
-    assert crosscheck_main(["replay", str(crafted)]) == 2 and not marker.exists()
+    # ... also when it asks for crosscheck's own options
+    assert main(["replay", str(crafted), "--features", "copy", "--reference-sets", "0"]) == 2 and not marker.exists()
     # a gate reproducer whose pass lives in a file: the file is not imported
     module = tmp_path / "evil_pass.py"
     module.write_text(f"import os\nos.mkdir({str(marker)!r})\n")

@@ -61,3 +61,43 @@ def test_replay_refuses_an_out_it_cannot_write_before_replaying(divergent, tmp_p
     assert replay(path, "--out", str(blocker / "out")) == 2
     err = capsys.readouterr().err
     assert "verify replay: --out" in err and "replaying" not in err
+
+
+def test_replay_hands_a_crosscheck_reproducer_the_features_and_reference_sets_asked_for(divergent, monkeypatch, capsys):
+    """`--features` and `--reference-sets` (once the options of the `verify.crosscheck replay`
+    alias) reach the crosscheck replay; without them it replays as saved, with one reference run."""
+    import verify.crosscheck.replay as crosscheck_replay
+    from verify.report.reproducer import Replayed
+    from verify.vocabulary import Verdict
+
+    path, _ = divergent
+    calls = []
+    monkeypatch.setattr(crosscheck_replay, "replay",
+                        lambda saved, features, reference_sets, out: calls.append((features, reference_sets))
+                        or Replayed(Verdict.IDENTICAL))
+    assert replay(path, "--features", "fakecache,gc", "--reference-sets", "0") == 0
+    assert "features fakecache,gc" in capsys.readouterr().out
+    assert replay(path) == 0
+    assert "features skip,copy" in capsys.readouterr().out
+    assert calls == [(("fakecache", "gc"), 0), (None, 1)]
+    for bad in (["--features", "nosuch"], ["--features", ""], ["--reference-sets", "-1"]):
+        assert replay(path, *bad) == 2, bad
+        assert len(capsys.readouterr().err.strip().splitlines()) >= 1
+    assert len(calls) == 2  # nothing replayed for a refused option
+
+
+def test_crosscheck_options_are_refused_for_another_producers_reproducer(tmp_path, capsys):
+    """`--features`/`--reference-sets` replay a crosscheck reproducer only: for a fuzz one they are
+    one line, exit 2, nothing replayed (as `--pass`/`--stage` are for a crosscheck one)."""
+    from verify.bench.models import random_graph
+    from verify.report import reproducer
+    from verify.report.reproducer import Manifest, Producer
+
+    path = tmp_path / "graph.py"
+    reproducer.save(path, Manifest(Producer.FUZZ, "tosa-int", (), None, graph=random_graph(2, 1).to_dict()), "")
+    for option in (["--features", "copy"], ["--reference-sets", "0"]):
+        assert verify_main(["replay", str(path), "--any-hash-seed", *option]) == 2
+        captured = capsys.readouterr()
+        err = captured.err.strip().splitlines()
+        assert err[-1].startswith("verify replay: --features and --reference-sets replay a crosscheck reproducer; "), err
+        assert "replaying" not in captured.out

@@ -2,12 +2,14 @@
 
 It reads the reproducer's manifest (verify.report.reproducer), checks it without running
 anything from it and refuses a file that names code to run unless `--trust` is given
-(verify.report.trust: the checks `python -m verify.crosscheck replay` shares), runs it under the hash seed it was found under (in a child process when this one runs
+(verify.report.trust), runs it under the hash seed it was found under (in a child process when this one runs
 under another), hands it to the replay of the producer that saved it, and says identical or
 divergent, with the first divergent pass. Exit 0 identical, 1 divergent (or the replay failed:
 the problem is still there), 2 for bad usage, a file that is not a reproducer or a malformed one.
 A gate reproducer can be replayed with another pass (`--pass REF`, e.g. the pass after a fix, in
-a file of its own) or on another stage (`--stage`) than the ones it names.
+a file of its own) or on another stage (`--stage`) than the ones it names; a crosscheck reproducer
+with other fastpass features (`--features`) or reference-model runs (`--reference-sets`).
+(`python -m verify.crosscheck replay`, an alias with those two options, is gone: one replay command.)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from verify.commands import arguments
 from verify.usage.output_paths import check_output_folder, run_dir_name
 from verify.report.reproducer import Producer, Replayed, Reproducer, ReproducerError
 from verify.report.trust import authorize, read
@@ -46,6 +49,11 @@ def add_parser(sub) -> None:
                              "instead of the one it names")
     parser.add_argument("--stage", choices=STAGES, default=None,
                         help="a gate reproducer: replay it on this stage instead of the one it was found on")
+    parser.add_argument("--features", default=None, metavar="F,..",
+                        help="a crosscheck reproducer: replay it with these fastpass features ('all' or a "
+                             "comma-separated list) instead of those it was saved under")
+    parser.add_argument("--reference-sets", type=int, default=None, metavar="N",
+                        help="a crosscheck reproducer: TOSA reference-model runs per delegate (default 1; 0 = none)")
     parser.add_argument("--any-hash-seed", action="store_true",
                         help="replay under this process's hash seed, not the one the reproducer was saved under")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -63,6 +71,12 @@ def cmd_replay(args) -> int:
     manifest = saved.manifest
     if (args.pass_ref or args.stage) and manifest.producer is not Producer.GATE:
         raise UsageError(f"--pass and --stage replay a gate reproducer; {args.file} is a {manifest.producer} one")
+    crosscheck_options = args.features is not None or args.reference_sets is not None
+    if crosscheck_options and manifest.producer is not Producer.CROSSCHECK:
+        raise UsageError(f"--features and --reference-sets replay a crosscheck reproducer; {args.file} is a "
+                         f"{manifest.producer} one")
+    features = None if args.features is None else arguments.features(args.features)
+    arguments.at_least(args.reference_sets, 0, "--reference-sets")
     if args.pass_ref:
         from verify.gate.passes import reference_problem  # read, not imported: before the lowering stack
 
@@ -77,7 +91,9 @@ def cmd_replay(args) -> int:
         command = [sys.executable, "-m", "verify", "replay", str(args.file), "--any-hash-seed",
                    *(["--trust"] if args.trust else []), *(["--out", str(args.out)] if args.out else []),
                    *(["--pass", args.pass_ref] if args.pass_ref else []),
-                   *(["--stage", args.stage] if args.stage else [])]
+                   *(["--stage", args.stage] if args.stage else []),
+                   *(["--features", args.features] if args.features is not None else []),
+                   *(["--reference-sets", str(args.reference_sets)] if args.reference_sets is not None else [])]
         return subprocess.run(command, env={**os.environ, "PYTHONHASHSEED": seed}).returncode
     for line in execution.what:
         print(f"replay: {line}", file=sys.stderr)
@@ -85,8 +101,9 @@ def cmd_replay(args) -> int:
     if args.pass_ref:
         what = f" with {args.pass_ref} (saved{what})"
     target = args.stage or manifest.target
+    shown_features = manifest.features if features is None else features
     print(f"replaying {manifest.producer} reproducer{what} ({target or 'no target'}, features "
-          f"{','.join(manifest.features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
+          f"{','.join(shown_features) or 'all'}, hash seed {seed or 'random'}; saved first divergent pass: "
           f"{manifest.first_divergent_pass or 'not located'})", flush=True)
     out = args.out
     if out is None and manifest.producer is Producer.CROSSCHECK:  # the one replay that writes: a folder of its own
@@ -94,7 +111,8 @@ def cmd_replay(args) -> int:
     if out is not None:
         print(f"replay: writes under {out}", file=sys.stderr)
     try:
-        replayed = replay_reproducer(saved, out, pass_ref=args.pass_ref, stage=args.stage)
+        replayed = replay_reproducer(saved, out, pass_ref=args.pass_ref, stage=args.stage, features=features,
+                                     reference_sets=args.reference_sets)
     except ReproducerError as exc:
         raise UsageError(str(exc)) from None
     for line in replayed.details[:12]:
@@ -104,12 +122,14 @@ def cmd_replay(args) -> int:
 
 
 def replay_reproducer(saved: Reproducer, out: Path | None = None, pass_ref: str | None = None,
-                      stage: str | None = None) -> Replayed:
+                      stage: str | None = None, features: tuple[str, ...] | None = None,
+                      reference_sets: int | None = None) -> Replayed:
     """Hand `saved` to the replay of the campaign that saved it (verify.fuzz.search,
     verify.gate.reproducer, verify.crosscheck.replay), in this process (after `authorize`): above the
     campaigns, which it calls, in the command that alone needs it. What the
     replay saves (a crosscheck call that diverges again) goes to `out`. A gate reproducer is
-    replayed with the pass `pass_ref` and on `stage` when given, else with those it names."""
+    replayed with the pass `pass_ref` and on `stage` when given, else with those it names; a
+    crosscheck one with `features` and `reference_sets` when given (None: as saved, and 1)."""
     producer = saved.manifest.producer
     if producer is Producer.FUZZ:
         from verify.fuzz.search import replay as replay_graph
@@ -127,4 +147,4 @@ def replay_reproducer(saved: Reproducer, out: Path | None = None, pass_ref: str 
             raise ReproducerError(f"malformed gate reproducer {saved.path}: {exc}") from None
     from verify.crosscheck.replay import replay as replay_call
 
-    return replay_call(saved, out=out)
+    return replay_call(saved, features, 1 if reference_sets is None else reference_sets, out=out)

@@ -1,6 +1,6 @@
 """Replay a saved divergent call: make it again under crosscheck, stock then fastpass, and say
-what the records found -- for `python -m verify replay` (verify.commands.replay), `python -m
-verify.crosscheck replay` and the fresh-process recheck (`run_job`, the crosscheck-replay job's
+what the records found -- for `python -m verify replay` (verify.commands.replay; `--features`, `--reference-sets`) and the
+fresh-process recheck (`run_job`, the crosscheck-replay job's
 handler: verify.crosscheck.fresh).
 
 It sits above the session (it opens one with `crosscheck`), while the saving and loading of the

@@ -9,8 +9,8 @@ would execute, and executes code named by the file only with `--trust` (the prom
 opt-in, fit for CI). A fuzz reproducer needs no trust: its replay builds the graph described
 in the manifest from generators.random's vocabulary and runs no code from the file.
 
-Every way in checks here: `python -m verify replay` (verify.commands.replay) and `python -m
-verify.crosscheck replay`. It sits beside the
+Every way in checks here: `python -m verify replay` (verify.commands.replay), the one replay
+command. It sits beside the
 format (verify.report.reproducer), below the producers whose reproducers it checks, so that a
 producer's own replay may check its files too.
 """
