@@ -190,7 +190,8 @@ def cmd_run(args) -> int:
     from verify.run.folder import Run  # (after the checks: it imports torch)
 
     with (Run.resume(args.resume) if args.resume is not None
-          else Run.new(args.out, models, targets, options, args.random, args.seed, sys.argv[1:])) as run:
+          else Run.new(args.out, models, targets, options, random_graphs=args.random, seed=args.seed,
+                       argv=sys.argv[1:])) as run:
         return run.execute(args.jobs, args.json, args.junit)
 
 
