@@ -154,17 +154,16 @@ def temporaries(folder: Path) -> list[Path]:
 def started_journal(run_dir: Path, targets: tuple[str, ...] = ("tosa-int", "tosa-fp"), finished: int = 0):
     """A run's journal as `run` writes it: the cheap options, `finished` of the cases done."""
     from verify.report.case import Case
-    from verify.commands import run as run_command
     from verify.run.journal import Journal
+    from verify.run.runner import RunOptions
     from verify.vocabulary import Verdict
     from verify.report.case import CaseReport
 
-    args = run_command.argparse.Namespace(**{**run_command._run_defaults(), "null_seed": -1, "reference_sets": 0})
-    options = run_command._options_from(args, run_dir, ())
+    options = RunOptions(null_seed=None, reference_sets=0, out_dir=run_dir)
     cases = [Case(TINY_PATH, t) for t in targets]
     run_dir.mkdir(parents=True, exist_ok=True)
     journal = Journal(run_dir)
-    journal.start(run_command._options_json(options), cases, {"features": "all"})
+    journal.start(options.to_json(), cases, {"features": "all"})
     for case in cases[:finished]:
         journal.case(CaseReport(case.model, case.target, Verdict.IDENTICAL, wall_seconds=0.01).to_json())
     return journal
@@ -231,7 +230,7 @@ def test_resume_and_report_after_a_torn_journal_line(tmp_path, monkeypatch, caps
 # 2./3. Two runs in one --out, two --resume of one folder: both ran; records interleaved.
 
 def test_a_second_run_in_the_same_out_is_refused_while_the_first_draws_its_graphs(tmp_path, monkeypatch, capsys):
-    from verify.commands import run as run_command
+    from verify.run import folder
 
     run_dir = tmp_path / "run"
     second = []
@@ -240,7 +239,7 @@ def test_a_second_run_in_the_same_out_is_refused_while_the_first_draws_its_graph
         second.append(cli_main(*new_run("--targets", "tosa-fp", "--out", str(run_dir))))
         return []
 
-    monkeypatch.setattr(run_command, "_random_models", drawing)
+    monkeypatch.setattr(folder, "_random_models", drawing)
     fake_cases(monkeypatch)
     assert cli_main(*new_run("--targets", "tosa-int", "--random", "1", "--out", str(run_dir))) == 0
     err = capsys.readouterr().err

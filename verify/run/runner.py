@@ -43,6 +43,11 @@ from verify.vocabulary import NullOutcome, Verdict
 from verify.run.saved_program import PROGRAM_NAME
 
 
+# What a run's journal keeps of its options (all but out_dir: the journal is in it), in this order.
+_SAVED_OPTIONS = ("features", "hash_seed", "null_seed", "reference_sets", "timeout", "keep_all", "second_mode",
+                  "calibration", "memory_limit")
+
+
 @dataclass
 class RunOptions:
     features: tuple[str, ...] = ()
@@ -55,6 +60,17 @@ class RunOptions:
     second_mode: Mode = Mode.FASTPASS  # STOCK makes the pinned comparison a stock-vs-stock null run
     calibration: str = "histogram"  # see verify.lowering.quantize.CALIBRATIONS
     memory_limit: int | None = DEFAULT_MEMORY_LIMIT  # bytes of a worker group's RSS (verify.jobs.launcher); None: none
+
+    def to_json(self) -> dict:
+        """The options as the run's journal keeps them, for `--resume` to read back (from_json)."""
+        return {**{name: getattr(self, name) for name in _SAVED_OPTIONS}, "features": list(self.features)}
+
+    @classmethod
+    def from_json(cls, saved: dict, out_dir: Path) -> RunOptions:
+        """The options a journal kept (to_json); one it lacks (older than the option) keeps its default."""
+        return cls(**{**{name: saved[name] for name in _SAVED_OPTIONS if name in saved},
+                      "features": tuple(saved["features"]), "second_mode": Mode(saved["second_mode"])},
+                   out_dir=out_dir)
 
 
 def _seconds_of(stock: LoweringResult, second: LoweringResult) -> dict[str, float]:
