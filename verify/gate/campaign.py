@@ -17,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from verify.vocabulary import Ending
+from verify.vocabulary import Ending, Route
 from verify.lowering.heap import freeze_long_lived_heap
 
 _log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def gate_passes(args, explicit, ops: list[str] | None, out: Path, deadline: floa
         print(f"verify gate: {len(explicit)} pass(es) on {stage}, {args.examples} graph(s) per mode, "
               f"{args.jobs} worker(s) at a time (--pass-timeout {args.pass_timeout:.0f} s), "
               f"artifacts in {out}", file=sys.stderr, flush=True)
-        jobs = [PassJob(cls, ref, stage, "direct" if args.direct else None) for ref, cls in explicit]
+        jobs = [PassJob(cls, ref, stage, Route.DIRECT if args.direct else Route.UNDECIDED) for ref, cls in explicit]
         return in_workers(jobs, settings, args, deadline, "")
     with check.quiet():
         classes = gp.annotated_passes()
@@ -117,7 +117,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
         if v is None:
             gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
             v = make_verdict(result.job.cls, result.job.ref)
-            v.stage, v.how = result.job.stage, result.job.how or ""
+            v.stage, v.how = result.job.stage, result.job.how
         if result.ending is Ending.NOT_STARTED:
             v.not_finished(result.ending,
                            "not started: the --max-seconds budget was spent before its check started")
