@@ -24,11 +24,11 @@ _log = logging.getLogger(__name__)
 
 # Defaults measured on 2 shared cores (see the gate's report): a graph costs ~2-4 s per stage
 # (stock + fastpass lowering; the Ethos-U stages' Vela runs cost about as much as tosa-int on
-# these small graphs); one --pass with 30 graphs per mode takes a few minutes.
+# these small graphs); one --pass with 30 graphs per feature takes a few minutes.
 DEFAULT_REGISTRY_EXAMPLES = 60  # graphs per stage, each checks every annotated pass at once
 DEFAULT_TOP_UP_SECONDS = 180.0  # per stage, for the passes still short of evidence
 DEFAULT_STAGES = ("edge-fp", "quantized", "ethos-u55", "ethos-u85")
-DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
+DEFAULT_PASS_EXAMPLES = 30  # graphs per feature (skip, copy) for each --pass
 DEFAULT_OUT = Path("verify-out") / "gate"  # artifacts: reproducers, worker logs, the self-test's mutants
 
 

@@ -48,7 +48,7 @@ from verify.vocabulary import Ending, Route
 log = logging.getLogger(__name__)
 
 HASH_SEED = 0  # every gate worker's PYTHONHASHSEED: a pass's search runs the same under -j 1 and -j N
-DEFAULT_PASS_TIMEOUT = 1800.0  # s: a --pass search of 30 graphs per mode plus shrinking is ~5-15 min
+DEFAULT_PASS_TIMEOUT = 1800.0  # s: a --pass search of 30 graphs per feature plus shrinking is ~5-15 min
 # s: a stage's search (60 graphs, a top-up of up to 180 s, shrinking up to 300 s per unsound pass)
 # is ~10-30 min on 2 busy cores; a killed stage loses all its evidence, so this only catches hangs
 DEFAULT_STAGE_TIMEOUT = 7200.0
