@@ -541,9 +541,9 @@ def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
 
     from verify.gate.search import _biased
 
-    lacking = {"p": "copy"}
+    lacking = {"p": FeatureSet.COPY}
     strategy = _biased({"p": DecomposeAddSubAlphaPass}, 4, None, lambda qn: lacking[qn])(["p"])
-    lacking["p"] = "skip"  # evidence arrived after the strategy was built
+    lacking["p"] = FeatureSet.SKIP  # evidence arrived after the strategy was built
 
     def draws() -> list[list[str]]:
         out: list[list[str]] = []
