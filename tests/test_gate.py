@@ -25,7 +25,7 @@ from verify.report.reproducer import load
 from verify.report.trust import authorize
 from verify.commands.replay import replay_reproducer
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import AnnotationFit, Feature
+from verify.vocabulary import AnnotationFit, Feature, FeatureSet, Route
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -37,7 +37,7 @@ def ref(name: str) -> str:
 
 def gate(name: str, tmp_path: Path, ops: list[str], examples: int = 8, max_ops: int = 5, min_evidence: int = 2):
     cls = gp.resolve(str(ROOT / PASSES) + ":" + name)
-    return run.gate_pass(cls, ref(name), examples, "edge-fp", tmp_path, seed=0, how="direct", max_ops=max_ops,
+    return run.gate_pass(cls, ref(name), examples, "edge-fp", tmp_path, seed=0, how=Route.DIRECT, max_ops=max_ops,
                          shrink_seconds=10, ops=ops, min_evidence=min_evidence)
 
 
@@ -516,7 +516,7 @@ def test_copy_graphs_present_the_form_a_pass_acts_on():
 
     @settings(max_examples=40, database=None, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(strategy_for(targeted, 4, want="copy", forms=forms))
+    @given(strategy_for(targeted, 4, want=FeatureSet.COPY, forms=forms))
     def draw(spec):
         drawn.append(spec.op_names())
 
@@ -525,7 +525,7 @@ def test_copy_graphs_present_the_form_a_pass_acts_on():
     assert len(with_form_behind_cold) >= 6, drawn
 
     drawn.clear()
-    strategy = strategy_for(targeted, 4, want="copy")
+    strategy = strategy_for(targeted, 4, want=FeatureSet.COPY)
     given(strategy)(settings(max_examples=40, database=None, derandomize=True, deadline=None,
                              suppress_health_check=list(HealthCheck))(lambda spec: drawn.append(spec.op_names())))()
     without_route = [n for n in drawn if "add_alpha" in n and n[0] != "add_alpha"]
@@ -541,9 +541,9 @@ def test_biased_strategy_does_not_follow_evidence_gathered_while_it_draws():
 
     from verify.gate.search import _biased
 
-    lacking = {"p": "copy"}
+    lacking = {"p": FeatureSet.COPY}
     strategy = _biased({"p": DecomposeAddSubAlphaPass}, 4, None, lambda qn: lacking[qn])(["p"])
-    lacking["p"] = "skip"  # evidence arrived after the strategy was built
+    lacking["p"] = FeatureSet.SKIP  # evidence arrived after the strategy was built
 
     def draws() -> list[list[str]]:
         out: list[list[str]] = []

@@ -27,6 +27,7 @@ from verify.gate import plan
 from verify.gate import run
 from verify.gate.graphs import Aim, DrawKind
 from fastpass.annotations import ProofStatus
+from verify.vocabulary import FeatureSet, Route
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -54,7 +55,7 @@ def toy(name: str) -> type:
     return cls
 
 
-def drawn_kinds(cls: type, want: str, examples: int = 40, seeds: range = range(4)) -> Counter:
+def drawn_kinds(cls: type, want: FeatureSet, examples: int = 40, seeds: range = range(4)) -> Counter:
     """The kinds of the graphs the gate's strategy draws for `cls`: `examples` under each of
     `seeds` (generation only). Several seeds: Hypothesis's generation repeats and mutates what it
     drew, so one short run's shares swing widely."""
@@ -77,7 +78,7 @@ def drawn_kinds(cls: type, want: str, examples: int = 40, seeds: range = range(4
 def gate_default(cls: type, name: str, tmp_path: Path):
     """The gate on one toy pass as `verify gate --pass` runs it: whole vocabulary, <= 4 ops, 30
     examples per feature (seeded; short shrinking)."""
-    return run.gate_pass(cls, f"{PASSES}:{name}", DEFAULT_PASS_EXAMPLES, "edge-fp", tmp_path, seed=0, how="direct",
+    return run.gate_pass(cls, f"{PASSES}:{name}", DEFAULT_PASS_EXAMPLES, "edge-fp", tmp_path, seed=0, how=Route.DIRECT,
                          max_ops=4, shrink_seconds=10)
 
 
@@ -142,7 +143,7 @@ def test_suspects_in_skip_graphs(tmp_path, monkeypatch):
     a good share. Without the branch, the skip graphs are drawn from ~100 untargeted ops and hold
     exp rarely: the search no longer finds it."""
     cls = toy("RewritesUndeclaredOpPass")
-    aimed = drawn_kinds(cls, "skip")
+    aimed = drawn_kinds(cls, FeatureSet.SKIP)
     assert aimed[DrawKind.SUSPECT_IN_SKIP] >= aimed["examples"] // 3, aimed
     v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "aimed")
     assert v.verdict is ProofStatus.UNSOUND_SKIP, (v.verdict, v.reason)
@@ -151,7 +152,7 @@ def test_suspects_in_skip_graphs(tmp_path, monkeypatch):
     assert v.modes["skip"]["drawn"][DrawKind.SUSPECT_IN_SKIP.value] >= 1  # the JSON says what was drawn
 
     without(monkeypatch, DrawKind.SUSPECT_IN_SKIP)
-    blind = drawn_kinds(cls, "skip")
+    blind = drawn_kinds(cls, FeatureSet.SKIP)
     # (plain skip graphs still hold clamp now and then: a dozen vocabulary ops present it)
     assert blind[DrawKind.SUSPECT_IN_SKIP] * 2 <= aimed[DrawKind.SUSPECT_IN_SKIP], (blind, aimed)
     v = gate_default(cls, "RewritesUndeclaredOpPass", tmp_path / "blind")
@@ -164,7 +165,7 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     relu -> neg; without the branch a neg fed by a relu is left to chance (the neighbour graphs of
     relu and neg in any order), a third as many graphs or fewer hold the relation."""
     cls = toy("RewritesWhatTargetsFeedPass")
-    aimed = drawn_kinds(cls, "copy")
+    aimed = drawn_kinds(cls, FeatureSet.COPY)
     # (a tenth, not a sixth as before issue 43: the downstream branch also draws the suspect two
     # and three producers after a targeted node, test_gate_reach.py, from the same share)
     assert aimed[DrawKind.TARGETED_TO_SUSPECT] >= aimed["examples"] // 10, aimed
@@ -174,7 +175,7 @@ def test_suspect_fed_by_a_targeted_node(tmp_path, monkeypatch):
     assert "relu(x0)" in v.modes["copy"]["graph"] and "neg(v0)" in v.modes["copy"]["graph"]
 
     without(monkeypatch, DrawKind.TARGETED_TO_SUSPECT)
-    blind = drawn_kinds(cls, "copy")
+    blind = drawn_kinds(cls, FeatureSet.COPY)
     assert blind[DrawKind.TARGETED_TO_SUSPECT] * 3 <= aimed[DrawKind.TARGETED_TO_SUSPECT], (blind, aimed)
     # (the search itself may still find it without the branch: since the groups are weighed as
     # meant (one_of_weighed), the other relations' graphs hold relu -> ... -> neg chains too)
@@ -186,10 +187,10 @@ def test_suspect_feeding_or_beside_a_targeted_node(monkeypatch, kind):
     holds the relation (suspect -> targeted weighs half of targeted -> suspect); without, few
     (the neighbour graphs draw it by chance)."""
     cls = toy("RewritesWhatTargetsFeedPass")
-    aimed = drawn_kinds(cls, "copy")
+    aimed = drawn_kinds(cls, FeatureSet.COPY)
     assert aimed[kind] >= aimed["examples"] // 20, aimed
     without(monkeypatch, kind)
-    blind = drawn_kinds(cls, "copy")
+    blind = drawn_kinds(cls, FeatureSet.COPY)
     if kind is DrawKind.SUSPECT_TO_TARGETED:
         assert blind[kind] * 2 <= aimed[kind], (blind, aimed)
     else:  # two ops reading the same value are side by side: other branches draw it by chance too
@@ -238,7 +239,7 @@ def test_an_op_the_pass_declares_and_its_annotation_does_not_target_is_drawn_on_
                 @seed(number)
                 @settings(max_examples=60, database=None, deadline=None, phases=[Phase.generate],
                           suppress_health_check=list(HealthCheck))
-                @given(gg.strategy_for((), 4, ops, want="both", suspects=named, declared=declared))
+                @given(gg.strategy_for((), 4, ops, want=FeatureSet.BOTH, suspects=named, declared=declared))
                 def draw(spec):
                     counts["examples"] += 1
                     counts["slice"] += "slice" in spec.op_names()
@@ -307,8 +308,8 @@ def test_the_form_a_pass_acts_on_is_drawn_in_its_skip_graphs(monkeypatch):
                 @seed(number)
                 @settings(max_examples=60, database=None, deadline=None, phases=[Phase.generate],
                           suppress_health_check=list(HealthCheck))
-                @given(gg.strategy_for(targeted, 4, ops, want="skip", suspects=gp.ops_named_by(cls), forms=forms,
-                                       declared=gp.ops_declared_by(cls)))
+                @given(gg.strategy_for(targeted, 4, ops, want=FeatureSet.SKIP, suspects=gp.ops_named_by(cls),
+                                       forms=forms, declared=gp.ops_declared_by(cls)))
                 def draw(spec):
                     counts["examples"] += 1
                     counts["form"] += "high_rank_permute" in spec.op_names()

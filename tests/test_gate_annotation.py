@@ -19,7 +19,7 @@ from verify.gate import check, graphs as gg, passes as gp, reproducer, run
 from verify.gate.verdict import make_verdict
 from verify.report.reproducer import load
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Verdict
+from verify.vocabulary import FeatureSet, Route, Verdict
 
 EXAMPLES = 60  # the gate's default, what CI draws
 
@@ -64,11 +64,11 @@ def test_fastpass_acts_in_the_quantizer_pipeline_only_after_a_retrace(group_norm
 
     assert "sign" in gg.annotation_route(cls) and "remainder" in gg.annotation_route(cls)
     with overridden({cls: entry}):
-        after_sign = check.example(_no_affine("sign"), cls, "skip", run.ANNOTATION_STAGE, "annotation")
-        after_relu = check.example(_no_affine("relu"), cls, "skip", run.ANNOTATION_STAGE, "annotation")
+        after_sign = check.example(_no_affine("sign"), cls, FeatureSet.SKIP, run.ANNOTATION_STAGE, Route.ANNOTATION)
+        after_relu = check.example(_no_affine("relu"), cls, FeatureSet.SKIP, run.ANNOTATION_STAGE, Route.ANNOTATION)
     assert after_sign.diverged and after_sign.where == "quantizer pipeline output", after_sign
     assert not after_relu.diverged and after_relu.skipped == 0, after_relu
-    real = check.example(_no_affine("sign"), cls, "skip", run.ANNOTATION_STAGE, "annotation")
+    real = check.example(_no_affine("sign"), cls, FeatureSet.SKIP, run.ANNOTATION_STAGE, Route.ANNOTATION)
     assert not real.diverged, real
 
 
@@ -97,6 +97,6 @@ def test_without_its_companion_ops_the_search_misses_the_mutant(group_norm, tmp_
 
     monkeypatch.setattr(run, "annotation_route", lambda *_: [])
     with overridden({cls: entry}):
-        v = run.gate_pass(cls, None, EXAMPLES, run.ANNOTATION_STAGE, tmp_path, seed=0, how="annotation",
+        v = run.gate_pass(cls, None, EXAMPLES, run.ANNOTATION_STAGE, tmp_path, seed=0, how=Route.ANNOTATION,
                           shrink_seconds=10)
     assert not v.verdict.fails, (v.verdict, v.reason)

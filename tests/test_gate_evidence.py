@@ -17,7 +17,7 @@ import pytest
 from verify.gate import check
 from verify.gate.verdict import Evidence, PassVerdict, merge_stages
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Feature, Route
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -119,7 +119,7 @@ def test_absorb_and_merge_stages_sum_the_new_counts():
 
     stages = []
     for stage, (ran, dispatched) in (("edge-fp", (1, 0)), ("edge-int", (3, 5))):
-        v = PassVerdict("m.P", "P", "m:P", how="batch", stage=stage,
+        v = PassVerdict("m.P", "P", "m:P", how=Route.BATCH, stage=stage,
                         evidence={Feature.COPY: copy_evidence((ran, ran, dispatched, 0))})
         v.examples = 1
         stages.append(v)
@@ -236,7 +236,7 @@ def test_gate_of_an_in_place_pass_says_it_never_retraced(tmp_path):
     from verify.gate import run
 
     cls = gp.resolve(str(ROOT / PASSES) + ":NoRetracePass")
-    v = run.gate_pass(cls, f"{PASSES}:NoRetracePass", 2, "edge-fp", tmp_path, seed=0, how="direct", max_ops=2,
+    v = run.gate_pass(cls, f"{PASSES}:NoRetracePass", 2, "edge-fp", tmp_path, seed=0, how=Route.DIRECT, max_ops=2,
                       shrink_seconds=10, ops=["relu", "neg"], min_evidence=2)
     copy = v.evidence[Feature.COPY]
     assert v.verdict is ProofStatus.INERT, (v.verdict, v.reason)  # its code never reaches ExportPass.call

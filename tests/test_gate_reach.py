@@ -36,7 +36,7 @@ from verify.gate.evidence import structural_key
 from verify.gate.graphs import Aim, DrawKind
 from verify.gate.verdict import Evidence
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Feature, FeatureSet, Route
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/reach_passes.py"
@@ -65,7 +65,7 @@ def toy(name: str) -> type:
 
 def gate_ci(cls: type, name: str, out: Path):
     """The gate on one toy pass with CI's defaults (`--pass F:C --examples 60`), seeded."""
-    return run.gate_pass(cls, f"{PASSES}:{name}", CI_EXAMPLES, "edge-fp", out, seed=0, how="direct", max_ops=4,
+    return run.gate_pass(cls, f"{PASSES}:{name}", CI_EXAMPLES, "edge-fp", out, seed=0, how=Route.DIRECT, max_ops=4,
                          shrink_seconds=10)
 
 
@@ -121,7 +121,8 @@ def test_the_gate_counts_distinct_graphs_as_evidence(tmp_path, monkeypatch):
                           input_ops=frozenset({"aten.relu.default", "aten.tanh.default"}))
     monkeypatch.setattr(check, "example", lambda *args, **kwargs: acted)
     cls = toy("AliasNamedPass")
-    v = run.gate_pass(cls, f"{PASSES}:AliasNamedPass", 10, "edge-fp", tmp_path, seed=0, how="direct", min_evidence=3)
+    v = run.gate_pass(cls, f"{PASSES}:AliasNamedPass", 10, "edge-fp", tmp_path, seed=0, how=Route.DIRECT,
+                      min_evidence=3)
     mode, evidence = v.to_json()["modes"]["copy"], v.to_json()["evidence"]["copy"]
     assert (mode["examples"], mode["distinct"]) == (3, 2), mode
     assert (evidence["examples"], evidence["distinct"], evidence["examples_with_action"]) == (3, 2, 2), evidence
@@ -321,7 +322,7 @@ def test_every_rank_and_presentable_dtype_is_drawn_for_a_suspect(suspect):
     @seed(0)
     @settings(max_examples=200, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(gg.strategy_for(["aten.relu.default"], 4, float_universe(), want="copy", suspects={suspect}))
+    @given(gg.strategy_for(["aten.relu.default"], 4, float_universe(), want=FeatureSet.COPY, suspects={suspect}))
     def draw(spec):
         covered.update(aim.coverage(spec))
 

@@ -16,7 +16,7 @@ from verify.gate import run
 from verify.report.reproducer import load
 from verify.commands.replay import replay_reproducer
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Feature, Route
 
 MINMAX = "executorch.backends.arm._passes.convert_minmax_pass.ConvertMinMaxPass"
 SIGN = "executorch.backends.arm._passes.decompose_sign_pass.DecomposeSignPass"
@@ -54,7 +54,7 @@ def test_registry_run_pins_a_wrong_annotation_on_its_pass(tmp_path, wrong_minmax
             assert all(e.examples_with_action >= 2 for e in v.evidence.values()), (v.name, v.evidence)
     unexercised = [v for v in others if v.verdict is ProofStatus.UNEXERCISED]
     assert unexercised and all("needed" in v.reason or "not checked" in v.reason for v in unexercised)
-    assert all(v.examples == 4 for v in others if v.how == "batch")
+    assert all(v.examples == 4 for v in others if v.how is Route.BATCH)
 
 
 def test_top_up_draws_for_passes_short_of_evidence(tmp_path):
@@ -108,7 +108,7 @@ def test_the_pipeline_probe_sees_the_helpers_the_propagation_passes_call():
         RemovePermutesAroundElementwiseTosaOps,
     )
 
-    assert reproducer.how_to_run(RemovePermutesAroundElementwiseTosaOps, "ethos-u55") == "pipeline"
+    assert reproducer.how_to_run(RemovePermutesAroundElementwiseTosaOps, "ethos-u55") is Route.PIPELINE
 
 
 def test_a_pass_that_needs_the_program_is_built_with_the_one_it_runs_on():

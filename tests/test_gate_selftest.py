@@ -13,6 +13,7 @@ from verify.gate import passes as gp
 from verify.gate import selftest as st
 from verify.report import selftest as sr
 from fastpass.annotations import ProofStatus
+from verify.vocabulary import FeatureSet
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -218,19 +219,20 @@ def _real_mutant(pass_name: str, detail: str) -> st.Mutant:
     return mutant
 
 
-def _killed_on(mutant: st.Mutant, spec_json: dict, stage: str, modes=("skip", "copy")) -> list[str]:
+def _killed_on(mutant: st.Mutant, spec_json: dict, stage: str,
+               checked=(FeatureSet.SKIP, FeatureSet.COPY)) -> list[FeatureSet]:
     from fastpass.annotations import overridden
     from generators.random._spec import GraphSpec
     from verify.gate import check
 
     spec = GraphSpec.from_json(json.dumps(spec_json))
     out = []
-    for mode in modes:
+    for enabled in checked:
         with overridden({mutant.qualname: mutant.entry}):
-            outcome = check.pipeline_example(spec, mutant.cls, mode, stage)
+            outcome = check.pipeline_example(spec, mutant.cls, enabled, stage)
         assert not outcome.vacuous, outcome.vacuous
         if outcome.diverged:
-            out.append(mode)
+            out.append(enabled)
     return out
 
 
@@ -247,7 +249,7 @@ def test_a_same_size_resize_the_vocabulary_draws_kills_the_dropped_upsample():
     fastpass copies the no-op resize the stock pass deletes."""
     mutant = _real_mutant("RemoveNoopPass", "aten.upsample_bilinear2d.vec")
     spec = _then_relu([1, 3, 4, 5], "upsample", {"mode": "bilinear", "align_corners": False, "scale": 1})
-    assert "copy" in _killed_on(mutant, spec, "edge-fp")
+    assert FeatureSet.COPY in _killed_on(mutant, spec, "edge-fp")
 
 
 def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_type_add():
@@ -256,7 +258,7 @@ def test_a_float_and_int32_operand_the_vocabulary_draws_kills_the_dropped_mixed_
     `int_minimum` (float targets) draw a float32 value and an int32 buffer in one op."""
     mutant = _real_mutant("RemoveMixedTypeOperators", "aten.add.Tensor")
     spec = _then_relu([1, 3, 4, 5], "int_add", {"swap": False})
-    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+    assert _killed_on(mutant, spec, "edge-fp") == [FeatureSet.SKIP, FeatureSet.COPY]
 
 
 def test_an_int32_split_the_vocabulary_draws_kills_the_dropped_layout_slice():
@@ -268,7 +270,7 @@ def test_an_int32_split_the_vocabulary_draws_kills_the_dropped_layout_slice():
     mutant = _real_mutant("InsertDataLayoutCastsPass", "aten.slice_copy.Tensor")
     spec = _then_relu([1, 3, 4, 5], "int32_split", {"dim": 1, "size": 1, "index": 0})
     spec["ops"][0]["shape"] = spec["ops"][1]["shape"] = [1, 1, 4, 5]
-    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+    assert _killed_on(mutant, spec, "edge-fp") == [FeatureSet.SKIP, FeatureSet.COPY]
 
 
 def test_a_sample_spreads_over_the_entries_before_it_repeats_one():
@@ -333,7 +335,7 @@ def test_a_cat_of_one_tensor_the_vocabulary_draws_kills_the_dropped_cat():
             "ops": [{"inputs": [0], "op": "relu", "params": {}, "shape": [1, 3, 4, 5]},
                     {"inputs": [1], "op": "cat", "params": {"dim": 1, "single": True}, "shape": [1, 3, 4, 5]},
                     {"inputs": [2], "op": "abs", "params": {}, "shape": [1, 3, 4, 5]}]}
-    assert "copy" in _killed_on(mutant, spec, "edge-fp")
+    assert FeatureSet.COPY in _killed_on(mutant, spec, "edge-fp")
 
 
 def test_a_run_ci_fails_kills_the_mutant_whichever_verdict_fails():
@@ -357,7 +359,7 @@ def test_an_int16_comparison_the_vocabulary_draws_kills_the_dropped_comparison()
     seen. `int_le` (float targets; one op per comparison) draws one."""
     mutant = _real_mutant("CastIntComparisonInputsPass", "aten.le.Tensor")
     spec = _then_relu([1, 3, 4, 5], "int_le", {"dtype": "int16"})
-    assert _killed_on(mutant, spec, "edge-fp") == ["skip", "copy"]
+    assert _killed_on(mutant, spec, "edge-fp") == [FeatureSet.SKIP, FeatureSet.COPY]
 
 
 def test_an_int32_clamp_the_vocabulary_draws_kills_the_dropped_scalar_clamp():
@@ -367,7 +369,7 @@ def test_an_int32_clamp_the_vocabulary_draws_kills_the_dropped_scalar_clamp():
     and the mutant, which copies the clamp instead, fails elsewhere: a different outcome."""
     mutant = _real_mutant("DecomposeTOSAUnsupportedClampPass", "aten.clamp.default")
     spec = _then_relu([1, 3, 4, 5], "int_clamp", {"bounds": [-2, 3]})
-    assert _killed_on(mutant, spec, "edge-fp", modes=("copy",)) == ["copy"]
+    assert _killed_on(mutant, spec, "edge-fp", checked=(FeatureSet.COPY,)) == [FeatureSet.COPY]
 
 
 def test_a_mul_of_bools_the_vocabulary_draws_kills_the_dropped_mul():
@@ -376,7 +378,7 @@ def test_a_mul_of_bools_the_vocabulary_draws_kills_the_dropped_mul():
     multiplies two comparisons."""
     mutant = _real_mutant("PromoteBoolOperandsPass", "aten.mul.Tensor")
     spec = _then_relu([1, 3, 4, 5], "bool_mul", {"low": 0.0})
-    assert _killed_on(mutant, spec, "edge-fp") == ["copy"]
+    assert _killed_on(mutant, spec, "edge-fp") == [FeatureSet.COPY]
 
 
 def test_a_stopped_self_test_kills_its_mutant_processes_keeps_what_they_measured_and_exits_130(tmp_path):

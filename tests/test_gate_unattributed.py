@@ -15,7 +15,7 @@ from verify.gate.verdict import PassVerdict
 from verify.report.reproducer import NO_PASS
 from verify.report.trust import authorize, inspect, read
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Verdict
+from verify.vocabulary import FeatureSet, Route, Verdict
 
 
 def _spec():
@@ -27,10 +27,10 @@ def _spec():
 
 def _saved(tmp_path: Path, excluded: list[str]) -> Path:
     verdict = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR, "divergence at delegate0",
-                          "batch", "ethos-u55")
+                          Route.BATCH, "ethos-u55")
     outcome = check.Outcome(True, ["payload"], "payload: delegate0 differs", where="delegate0")
-    return reproducer.write_reproducer(tmp_path, verdict, ProofStatus.ERROR, "both", _spec(), outcome, "pipeline",
-                                "ethos-u55", excluded, per_stage=True)
+    return reproducer.write_reproducer(tmp_path, verdict, ProofStatus.ERROR, FeatureSet.BOTH, _spec(), outcome,
+                                       Route.PIPELINE, "ethos-u55", excluded, per_stage=True)
 
 
 def test_an_unattributed_reproducer_runs_no_code_from_its_file(tmp_path):
@@ -47,15 +47,15 @@ def test_its_replay_lowers_with_the_registry_but_the_excluded_passes(tmp_path, m
     excluded = sorted(annotated)[:3]
     calls = []
 
-    def pipeline_example(spec, cls, mode, stage, keep=None, copy_only=()):
-        calls.append((cls, mode, stage, keep))
+    def pipeline_example(spec, cls, enabled, stage, keep=None, copy_only=()):
+        calls.append((cls, enabled, stage, keep))
         return check.Outcome(True, ["payload"], "payload differs", where="delegate0")
 
     monkeypatch.setattr(check, "pipeline_example", pipeline_example)
     replayed = reproducer.replay_saved(read(_saved(tmp_path, excluded)))
     assert replayed.verdict is Verdict.DIVERGENT and replayed.first_divergent_pass == "delegate0"
-    ((cls, mode, stage, keep),) = calls
-    assert cls is None and mode == "both" and stage == "ethos-u55"
+    ((cls, enabled, stage, keep),) = calls
+    assert cls is None and enabled is FeatureSet.BOTH and stage == "ethos-u55"
     assert set(keep) == {c for qn, c in annotated.items() if qn not in excluded} and keep
 
 

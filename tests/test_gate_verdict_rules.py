@@ -10,7 +10,7 @@ import pytest
 
 from verify.gate.verdict import Evidence, PassVerdict, merge_stages
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Ending, Feature
+from verify.vocabulary import Ending, Feature, Route
 
 COUNTS = ("examples", "distinct", "examples_invoked", "invocations", "upstream_skipped", "examples_with_action", "skipped_calls",
           "copied_nodes", "calls_ran", "nodes_dispatched")
@@ -48,8 +48,13 @@ def test_evidence_survives_json():
     assert back.calls_ran == 0 and back.nodes_dispatched == 0 and back.examples == found.examples
 
 
+# each stage's verdict its own route, to tell which stage's the merged verdict took
+ROUTE_OF = {"tosa-int": Route.PIPELINE, "a": Route.BATCH, "b": Route.DIRECT, "c": Route.ANNOTATION}
+
+
 def verdict(stage, verdict=ProofStatus.SOUND, reason="", **fields) -> PassVerdict:
-    return PassVerdict("pkg.P", "P", "ref", verdict, reason, how=f"how-{stage}", stage=stage, **fields)
+    return PassVerdict("pkg.P", "P", "ref", verdict, reason, how=ROUTE_OF.get(stage, Route.PIPELINE), stage=stage,
+                       **fields)
 
 
 def test_a_verdict_survives_json():
@@ -60,7 +65,7 @@ def test_a_verdict_survives_json():
                        unfinished=Ending.CUT_SHORT, drawn={"plain": 3})
     data = original.to_json()
     assert data["verdict"] == "unsound-copy" and data["unfinished"] == "cut-short"
-    assert data["qualname"] == "pkg.P" and data["name"] == "P" and data["ref"] == "ref" and data["how"] == "how-tosa-int"
+    assert data["qualname"] == "pkg.P" and data["name"] == "P" and data["ref"] == "ref" and data["how"] == "pipeline"
     assert data["stage"] == "tosa-int" and data["reason"] == "differs" and data["examples"] == 7
     assert data["seconds"] == 1.5 and data["drawn"] == {"plain": 3} and data["modes"] == {"copy": {"diverged": True}}
     assert data["annotation"] == {"ops": ["a"]} and data["reproducers"] == {"unsound-copy": "r.json"}
@@ -95,13 +100,13 @@ def test_merge_stages_sums_the_evidence_and_keeps_the_first_stage_identity():
     first = verdict("tosa-int", annotation={"a": 1}, waived={Feature.SKIP: "w"}, examples=3, seconds=1.0,
                     evidence={Feature.COPY: evidence(base=1)}, drawn={"plain": 2, "linked": 1},
                     reproducers={"x": "1.json"}, modes={"copy": {"note": "first"}})
-    second = PassVerdict("other.Q", "Q", "ref2", ProofStatus.SOUND, "", how="how-2", stage="ethos-u55",
+    second = PassVerdict("other.Q", "Q", "ref2", ProofStatus.SOUND, "", how=Route.BATCH, stage="ethos-u55",
                          examples=4, seconds=2.5, evidence={Feature.COPY: evidence(base=2),
                                                             Feature.SKIP: evidence(Feature.SKIP, 5)},
                          drawn={"plain": 5}, reproducers={"x": "2.json", "y": "3.json"})
     merged = merge_stages([first, second])
     assert (merged.qualname, merged.name, merged.ref) == ("pkg.P", "P", "ref")
-    assert merged.verdict is ProofStatus.SOUND and merged.reason == "" and merged.how == "how-tosa-int"
+    assert merged.verdict is ProofStatus.SOUND and merged.reason == "" and merged.how is Route.PIPELINE
     assert merged.stage == "tosa-int,ethos-u55" and merged.examples == 7 and merged.seconds == 3.5
     assert merged.annotation == {"a": 1} and merged.annotation is not first.annotation
     assert merged.waived == {Feature.SKIP: "w"} and merged.waived is not first.waived
@@ -122,11 +127,11 @@ def test_merge_stages_lets_the_first_failing_stage_decide_and_names_the_later_on
               verdict("c", ProofStatus.ERROR, "crashed"),
               verdict("d", ProofStatus.UNSOUND_SKIP, "skip differs")]
     merged = merge_stages(stages)
-    assert merged.verdict is ProofStatus.UNSOUND_COPY and merged.how == "how-b"
+    assert merged.verdict is ProofStatus.UNSOUND_COPY and merged.how is Route.DIRECT
     assert merged.reason == "copy differs; also error on c, unsound-skip on d"
     assert merged.modes == {"copy": {"diverged": "b"}}
     one = merge_stages([verdict("a"), verdict("b", ProofStatus.ERROR, "crashed")])
-    assert one.verdict is ProofStatus.ERROR and one.reason == "crashed" and one.how == "how-b"
+    assert one.verdict is ProofStatus.ERROR and one.reason == "crashed" and one.how is Route.DIRECT
     alone = merge_stages([verdict("a", ProofStatus.UNEXERCISED, "few")])
     assert alone.verdict is ProofStatus.UNEXERCISED and alone.reason == "few" and alone.stage == "a"
     with pytest.raises(ValueError, match="at least one stage"):

@@ -23,7 +23,7 @@ from verify.gate import run
 from verify.gate.verdict import Evidence, PassVerdict
 from verify.gate.worker import FAULT_EXIT_STATUS, FAULT_VARIABLE
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Ending, Feature
+from verify.vocabulary import Ending, Feature, Route
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSES = "tests/passes/gate_passes.py"
@@ -69,7 +69,7 @@ def test_a_verdict_crosses_the_process_boundary_unchanged():
                     examples_with_action=2, skipped_calls=0, copied_nodes=7, ops_maybe_copied={"aten.neg.default": 2})
     skip = Evidence(Feature.SKIP, examples=4, examples_invoked=4, invocations=4, examples_with_action=4,
                     skipped_calls=4)
-    v = PassVerdict("m.P", "P", "m:P", ProofStatus.UNSOUND_COPY, "unsound-copy: graph differs", "direct",
+    v = PassVerdict("m.P", "P", "m:P", ProofStatus.UNSOUND_COPY, "unsound-copy: graph differs", Route.DIRECT,
                     "edge-fp", annotation={"targeted_ops": ["aten.relu.default"], "skip_sound": True,
                                            "copy_sound": True, "source": "test"},
                     reproducers={"unsound-copy": "/x/P-unsound-copy.py"}, examples=8,
@@ -243,7 +243,7 @@ def _stage_verdict(stage: str, verdict: ProofStatus = ProofStatus.SOUND, *, exam
                    reproducers: dict | None = None, reason: str = "") -> PassVerdict:
     copy = Evidence(Feature.COPY, examples=examples, examples_invoked=examples, invocations=examples,
                     examples_with_action=acted, copied_nodes=2 * acted, ops_maybe_copied={"aten.abs.default": acted})
-    return PassVerdict("m.P", "P", "m:P", verdict, reason, "pipeline" if verdict.fails else "batch", stage,
+    return PassVerdict("m.P", "P", "m:P", verdict, reason, Route.PIPELINE if verdict.fails else Route.BATCH, stage,
                        annotation={"targeted_ops": ["aten.sign.default"]}, reproducers=dict(reproducers or {}),
                        examples=examples, evidence={Feature.COPY: copy},
                        modes={"copy": {"diverged": True}} if verdict.fails else {}, seconds=1.0)
@@ -265,7 +265,7 @@ def test_merging_stages_sums_evidence_and_a_later_stages_unsound_verdict_wins():
     merged.judge(1)  # evidence enough for sound: judging must not undo the unsound verdict
     assert merged.verdict is ProofStatus.UNSOUND_COPY
     assert merged.reason.startswith("unsound-copy at P: graph differs") and "also error on ethos-u55" in merged.reason
-    assert merged.stage == "edge-fp,quantized,ethos-u55" and merged.how == "pipeline"
+    assert merged.stage == "edge-fp,quantized,ethos-u55" and merged.how is Route.PIPELINE
     assert merged.reproducers == {"unsound-copy": "/r/P-unsound-copy-quantized.py",
                                   "unsound-copy:ethos-u55": "/r/P-unsound-copy-ethos-u55.py"}
     copy = merged.evidence[Feature.COPY]
@@ -290,7 +290,7 @@ def test_stage_results_merge_in_stage_order_whatever_order_they_finished_in():
 
     classes = {"m.P": object}
     stage_error = PassVerdict("<worker-crash>", "worker crash", "-", ProofStatus.ERROR, "<worker-crash: exit 3>",
-                              "batch", "quantized")
+                              Route.BATCH, "quantized")
     results = [plan.StageResult("edge-fp", {"m.P": _stage_verdict("edge-fp", examples=1, acted=1)}),
                plan.StageResult("quantized", {"<worker-crash:quantized>": stage_error})]
     merged = plan.merge_stage_results(classes, results)

@@ -547,6 +547,7 @@ def test_a_form_link_draws_the_producer_feeding_the_consumer():
 
     from generators.random import reach
     from verify.gate.graphs import strategy_for
+    from verify.vocabulary import FeatureSet
 
     producers, consumers, why = reach.FORM_LINKS["FuseQuantizedActivationPass"]
     assert "FuseQuantizedActivationPass" not in reach.UNREACHABLE and why
@@ -557,7 +558,7 @@ def test_a_form_link_draws_the_producer_feeding_the_consumer():
 
         @settings(max_examples=60, database=None, derandomize=True, deadline=None,
                   suppress_health_check=list(HealthCheck))
-        @given(strategy_for((), 4, want="copy", **aim))
+        @given(strategy_for((), 4, want=FeatureSet.COPY, **aim))
         def draw(spec):
             fused.append(_relu_fed_by_conv_or_linear(spec))
 

@@ -129,10 +129,11 @@ def test_fuzz_reproducer_round_trips_and_replays(tmp_path, capsys):
 def test_gate_reproducer_round_trips_and_replays_with_the_one_command(tmp_path):
     from verify.gate import passes as gp
     from verify.gate import run
+    from verify.vocabulary import Route
 
     pass_ref = "tests/passes/gate_passes.py:UndeclaredRewritePass"
     cls = gp.resolve(str(ROOT / pass_ref))
-    v = run.gate_pass(cls, pass_ref, 6, "edge-fp", tmp_path, seed=0, how="direct", max_ops=3, shrink_seconds=10,
+    v = run.gate_pass(cls, pass_ref, 6, "edge-fp", tmp_path, seed=0, how=Route.DIRECT, max_ops=3, shrink_seconds=10,
                       ops=["relu", "neg"], min_evidence=2)
     path = Path(v.reproducers["unsound-copy"])
     saved = reproducer.load(path)

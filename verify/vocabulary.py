@@ -1,6 +1,7 @@
 """The harness's verdict vocabulary, at the bottom of verify/: `Verdict` for a comparison of two
 lowerings (a `run` case, a crosschecked call), `NullOutcome` for the cross-seed null check,
-`Feature` for the fastpass feature an annotation claims sound, `AnnotationFit` for an
+`Feature` for the fastpass feature an annotation claims sound, `FeatureSet` for the features a
+gate check turns on, `Route` for how the gate ran a pass, `AnnotationFit` for an
 annotation `verify infer` held against what the pass was seen to rewrite, and `Ending` for how a
 job of the pool, or a gate check it runs, ended.
 What the gate finds for an annotated pass is `fastpass.annotations.ProofStatus`, the standing the
@@ -19,6 +20,7 @@ Verdict.DIVERGENT`, `verdict.is_unsound`), never strings."""
 from __future__ import annotations
 
 from enum import Enum
+from typing import Iterable
 
 
 class Verdict(str, Enum):
@@ -61,6 +63,76 @@ class Feature(str, Enum):
 
     SKIP = "skip"
     COPY = "copy"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FeatureSet(str, Enum):
+    """The fastpass features a gate check turns on in its fast lowering: one feature (a pass's
+    check, a search per claimed feature) or both (a registry stage's search, which gathers skip
+    and copy evidence from the same graphs; the replay of its reproducer). `.features` is what
+    the lowering is given (`.names`: `lower(..., features=...)`) and a reproducer records; `of`
+reads it back.
+
+    Why not members of `Feature`: a `Feature` is what an annotation claims sound and what
+    evidence is counted per (`Claim.features`, `PassVerdict.evidence`, `ProofStatus.unsound`); a
+    "both" member would be a claim of nothing, with no evidence or verdict of its own, and every
+    loop over the features would have to leave it out. Why an enum, not a tuple of `Feature`s:
+    only these three sets are ever checked, and the gate names them "skip", "copy" and "both" in
+    its log lines, its reproducers' notes and its Hypothesis database keys. Not `Mode`: that is
+    lowering's stock or fastpass (verify.lowering.mode), of which this refines the fastpass side."""
+
+    SKIP = "skip"
+    COPY = "copy"
+    BOTH = "both"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def features(self) -> tuple[Feature, ...]:
+        """The features turned on, skip before copy."""
+        return _FEATURES_OF[self]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The features' names, as fastpass takes them (`fastpass.enabled`, `lower(..., features=)`)
+        and a reproducer's manifest records them."""
+        return tuple(f.value for f in _FEATURES_OF[self])
+
+    def covers(self, feature: Feature) -> bool:
+        """Does the check turn `feature` on (and look for the graphs it needs as evidence)?"""
+        return feature in _FEATURES_OF[self]
+
+    @classmethod
+    def of(cls, features: Iterable[Feature]) -> FeatureSet:
+        """The set of exactly these features (one, or both); ValueError for none."""
+        chosen = set(features)
+        for member, turned_on in _FEATURES_OF.items():
+            if set(turned_on) == chosen:
+                return member
+        raise ValueError(f"no gate check turns on exactly {sorted(f.value for f in chosen)}")
+
+
+_FEATURES_OF = {FeatureSet.SKIP: (Feature.SKIP,), FeatureSet.COPY: (Feature.COPY,),
+                FeatureSet.BOTH: (Feature.SKIP, Feature.COPY)}
+
+
+class Route(str, Enum):
+    """How the gate ran a pass for its check: its `how` (`PassVerdict.how`, `PassJob.how`, a gate
+    reproducer's `settings["how"]`), whose value the gate's JSON, JUnit and reproducers carry.
+    Here, not in verify/gate/: the report layer (verify.report.gate: the table, the JUnit
+    properties) and the cluster's measurement of a gate run (verify.cluster.measure, reading the
+    gate's JSON) read it as well, and neither may import the gate."""
+
+    PIPELINE = "pipeline"  # inside the stage's lowering pipeline, which invokes it
+    DIRECT = "direct"  # alone, on the edge graph (no pipeline of the stage invokes it, or --direct)
+    BATCH = "batch"  # a registry stage's search, for every pass its pipeline invokes at once
+    ANNOTATION = "annotation"  # inside the quantizer's pipeline, on its ATen graph (no lowering)
+    # not decided: a job leaves it to its worker (`verify.gate.reproducer.how_to_run`), or the
+    # check ended before it was decided
+    UNDECIDED = ""
 
     def __str__(self) -> str:
         return self.value

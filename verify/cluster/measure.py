@@ -32,6 +32,7 @@ from pathlib import Path
 
 from verify.cluster.plan import Campaign, lognormal_jobs
 from verify.jobs.launcher import JobFiles, launch_command
+from verify.vocabulary import Route
 
 IMPORTS = "import torch, executorch.exir, executorch.backends.arm.tosa.partitioner"
 
@@ -83,8 +84,8 @@ def gate_campaigns(gate_json: Path) -> tuple[list[Campaign], str]:
     among the stages (an assumption: both workers busy for the whole run)."""
     document = json.loads(gate_json.read_text())
     passes, run = document["passes"], document["run"]
-    direct = [p["seconds"] for p in passes if p["how"] == "direct"]
-    batch = [p for p in passes if p["how"] == "batch"]
+    direct = [p["seconds"] for p in passes if Route(p["how"]) is Route.DIRECT]
+    batch = [p for p in passes if Route(p["how"]) is Route.BATCH]
     stages = sorted({s for p in batch for s in p["stage"].split(",")})
     graphs = max((p["examples"] for p in batch), default=0)
     busy = run["jobs"] * run["wall_seconds"]

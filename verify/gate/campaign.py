@@ -17,18 +17,18 @@ import signal
 import sys
 from pathlib import Path
 
-from verify.vocabulary import Ending
+from verify.vocabulary import Ending, Route
 from verify.lowering.heap import freeze_long_lived_heap
 
 _log = logging.getLogger(__name__)
 
 # Defaults measured on 2 shared cores (see the gate's report): a graph costs ~2-4 s per stage
 # (stock + fastpass lowering; the Ethos-U stages' Vela runs cost about as much as tosa-int on
-# these small graphs); one --pass with 30 graphs per mode takes a few minutes.
+# these small graphs); one --pass with 30 graphs per feature takes a few minutes.
 DEFAULT_REGISTRY_EXAMPLES = 60  # graphs per stage, each checks every annotated pass at once
 DEFAULT_TOP_UP_SECONDS = 180.0  # per stage, for the passes still short of evidence
 DEFAULT_STAGES = ("edge-fp", "quantized", "ethos-u55", "ethos-u85")
-DEFAULT_PASS_EXAMPLES = 30  # graphs per mode (skip, copy) for each --pass
+DEFAULT_PASS_EXAMPLES = 30  # graphs per feature (skip, copy) for each --pass
 DEFAULT_OUT = Path("verify-out") / "gate"  # artifacts: reproducers, worker logs, the self-test's mutants
 
 
@@ -50,7 +50,7 @@ def gate_passes(args, explicit, ops: list[str] | None, out: Path, deadline: floa
         print(f"verify gate: {len(explicit)} pass(es) on {stage}, {args.examples} graph(s) per mode, "
               f"{args.jobs} worker(s) at a time (--pass-timeout {args.pass_timeout:.0f} s), "
               f"artifacts in {out}", file=sys.stderr, flush=True)
-        jobs = [PassJob(cls, ref, stage, "direct" if args.direct else None) for ref, cls in explicit]
+        jobs = [PassJob(cls, ref, stage, Route.DIRECT if args.direct else Route.UNDECIDED) for ref, cls in explicit]
         return in_workers(jobs, settings, args, deadline, "")
     with check.quiet():
         classes = gp.annotated_passes()
@@ -117,7 +117,7 @@ def in_workers(jobs, settings, args, deadline: float | None, what: str):
         if v is None:
             gp.ensure_annotation(result.job.cls)  # a user pass's class-attribute annotation
             v = make_verdict(result.job.cls, result.job.ref)
-            v.stage, v.how = result.job.stage, result.job.how or ""
+            v.stage, v.how = result.job.stage, result.job.how
         if result.ending is Ending.NOT_STARTED:
             v.not_finished(result.ending,
                            "not started: the --max-seconds budget was spent before its check started")

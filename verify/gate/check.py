@@ -39,8 +39,8 @@ from verify.gate import passes as gp
 from verify.gate.stages import STAGE_TARGETS, STAGES
 from verify.lowering.mode import Mode
 from verify.lowering.node_order import under_each_order
+from verify.vocabulary import FeatureSet, Route
 
-MODE_FEATURES = {"skip": ("skip",), "copy": ("copy",), "both": ("skip", "copy")}
 # The gate proves annotations, so it must use the one under proof whatever the ledger says of it
 # (fastpass's default trust uses only proven ones: fastpass.annotations._proofs).
 TRUST = "all"
@@ -63,8 +63,8 @@ class Outcome:
     upstream_skipped: int = 0  # ... of which upstream's should_run_pass skipped
     ran: int = 0  # ... in which it ran (neither skip took it) with fastpass on
     dispatched: int = 0  # nodes its own retraces sent the stock way (dispatch) instead of copying
-    observation: Any = None  # the fast run's verify.lowering.observe.Observation (pipeline mode)
-    input_ops: frozenset = frozenset()  # direct mode: call_function ops of the pass's input graph
+    observation: Any = None  # the fast run's verify.lowering.observe.Observation (route PIPELINE)
+    input_ops: frozenset = frozenset()  # route DIRECT: call_function ops of the pass's input graph
 
     @property
     def identical(self) -> bool:
@@ -141,7 +141,8 @@ def pipeline_pass_names(target) -> set[str]:
         with quiet():
             program = export_program(Small().eval(), (torch.randn(1, 2, 4, 4),), target)
             with gp.only(None):  # fastpass on, every annotation neutral: stock behaviour, but stats
-                result = lower(program, target, Mode.FASTPASS, features=("skip", "copy"), reference_sets=0, trust=TRUST)
+                result = lower(program, target, Mode.FASTPASS, features=FeatureSet.BOTH.names, reference_sets=0,
+                               trust=TRUST)
         names = {s.pass_name for s in result.observation.steps}
         if result.fastpass_stats:
             names |= {r["name"] for r in result.fastpass_stats.get("per_pass", [])}
@@ -223,9 +224,9 @@ def input_ops(observation, pass_name: str) -> frozenset[str]:
     return frozenset(ops)
 
 
-def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = None,
+def pipeline_example(spec, cls: type | None, enabled: FeatureSet, stage: str, keep: Any = None,
                      copy_only: Any = ()) -> Outcome:
-    """Stock vs fastpass(`mode`) lowering with only `cls` (or the passes in `keep`) annotated;
+    """Stock vs fastpass (the features `enabled`) lowering with only `cls` (or the passes in `keep`) annotated;
     the passes in `copy_only` without their skip claim (passes.only)."""
     from verify.compare.comparison import compare_lowerings, relower_in_process
     from verify.lowering.lower import lower
@@ -238,7 +239,7 @@ def pipeline_example(spec, cls: type | None, mode: str, stage: str, keep: Any = 
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         stock = _stock(spec, target)
         with gp.only(keep if keep is not None else cls, copy_only):
-            fast = lower(program, target, Mode.FASTPASS, features=MODE_FEATURES[mode], reference_sets=0, trust=TRUST)
+            fast = lower(program, target, Mode.FASTPASS, features=enabled.names, reference_sets=0, trust=TRUST)
     comparison = compare_lowerings(stock, fast, relower_in_process(
         lambda: lower(program, target, Mode.STOCK, reference_sets=0)))
     own = _pass_stats(fast.fastpass_stats, cls) if cls is not None else PassCounts()
@@ -265,7 +266,7 @@ def _order_dependent(recheck: OrderRecheck) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# direct mode
+# routes DIRECT and ANNOTATION
 
 
 _EDGE = _Cache(8)
@@ -403,12 +404,12 @@ def _snapshot(graph_module):
     return take_snapshot(graph_module, GraphIds(), full_provenance=True)
 
 
-def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") -> Outcome:
-    """Stock vs fastpass(`mode`) output of the pass alone (`how` "direct": run standalone on the
-    graph `spec` exports to) or of the quantizer's transform_for_annotation pipeline with only
-    the pass annotated ("annotation": `run_annotation`)."""
-    output = "quantizer pipeline output" if how == "annotation" else "pass output"
-    if how == "annotation":
+def direct_example(spec, cls: type, enabled: FeatureSet, stage: str, how: Route = Route.DIRECT) -> Outcome:
+    """Stock vs fastpass (the features `enabled`) output of the pass alone (`how` DIRECT: run
+    standalone on the graph `spec` exports to) or of the quantizer's transform_for_annotation
+    pipeline with only the pass annotated (ANNOTATION: `run_annotation`)."""
+    output = "quantizer pipeline output" if how is Route.ANNOTATION else "pass output"
+    if how is Route.ANNOTATION:
         def run(features):
             return run_annotation(spec, cls, stage, features)
 
@@ -427,7 +428,7 @@ def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") 
             return Outcome(False, vacuous=f"export failed: {type(exc).__name__}: {exc}"[:300])
         errors = []
         outs = []
-        for features in (None, MODE_FEATURES[mode]):
+        for features in (None, enabled.names):
             try:
                 outs.append(run(features))
                 errors.append(None)
@@ -456,7 +457,7 @@ def direct_example(spec, cls: type, mode: str, stage: str, how: str = "direct") 
     return Outcome(True, list(found), detail, output, cls.__name__, **counts)
 
 
-def example(spec, cls: type, mode: str, stage: str, how: str) -> Outcome:
-    if how == "pipeline":
-        return pipeline_example(spec, cls, mode, stage)
-    return direct_example(spec, cls, mode, stage, how)
+def example(spec, cls: type, enabled: FeatureSet, stage: str, how: Route) -> Outcome:
+    if how is Route.PIPELINE:
+        return pipeline_example(spec, cls, enabled, stage)
+    return direct_example(spec, cls, enabled, stage, how)

@@ -3,7 +3,7 @@
 Hypothesis repeats itself: its generation replays and mutates what it drew, and with a narrow
 vocabulary (`--ops`, a pass with few targeted ops) the same graph comes back many times in a row
 (issue 43 saw `abs,abs,abs,mul` six times running, and 26-36 distinct op lists among 60
-examples per mode). Counted once per draw, such a run reads "evidence 60/5" while it tested a
+examples per feature). Counted once per draw, such a run reads "evidence 60/5" while it tested a
 handful of graphs. So the gate keys every drawn graph by its structure and counts an example as
 evidence for a feature only the first time its structure acts (`verdict.Evidence.add`).
 

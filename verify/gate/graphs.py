@@ -33,6 +33,7 @@ from enum import Enum
 from typing import Iterable
 
 from verify.gate.passes import op_name
+from verify.vocabulary import Feature, FeatureSet
 
 
 class DrawKind(str, Enum):
@@ -294,7 +295,7 @@ def annotation_route(pass_class: type, universe: Iterable[str] | None = None) ->
     return [op for name in before for op in ANNOTATION_RETRACERS.get(name, ()) if allowed is None or op in allowed]
 
 
-def annotation_strategy(targeted_ops: Iterable, max_ops: int, ops: list[str] | None, want: str,
+def annotation_strategy(targeted_ops: Iterable, max_ops: int, ops: list[str] | None, want: FeatureSet,
                         suspects: Iterable[str], declared: Iterable[str], companions: list[str]):
     """Graphs for a pass checked in the quantizer's pipeline (`check.run_annotation`): each holds
     a `companions` op (`annotation_route`: without one, fastpass does nothing there to judge)
@@ -307,14 +308,14 @@ def annotation_strategy(targeted_ops: Iterable, max_ops: int, ops: list[str] | N
     aim = Aim.of(targeted_ops, suspects, ops, declared)
     hit, miss, mates = list(aim.hit), list(aim.miss), tuple(companions)
     groups = []  # (strategy, weight)
-    if want in ("both", "skip") and miss:
+    if want.covers(Feature.SKIP) and miss:
         untargeted = tuple(op for op in mates if op in miss)
         routes = [aim.routes[name] for name in sorted(aim.routes)] + [aim.declared[name] for name in sorted(aim.declared)]
         if routes and untargeted and DrawKind.SUSPECT_IN_SKIP in AIMED:
             groups.append((st.sampled_from(routes).flatmap(
                 lambda route: graphs_linked(list(route), list(untargeted), Link.BESIDE, ops=miss, max_ops=max_ops)), 2))
         groups.append((graphs_toward([untargeted], max_ops, ops=miss) if untargeted else graphs(1, max_ops, ops=miss), 1))
-    if want in ("both", "copy") and hit and mates:
+    if want.covers(Feature.COPY) and hit and mates:
         groups.append((graphs_linked(hit, list(mates), Link.BESIDE, ops=ops, max_ops=max_ops), 2))
     if not groups:
         groups.append((graphs_toward([mates], max_ops, ops=ops) if mates else graphs(1, max_ops, ops=ops), 1))
@@ -335,7 +336,8 @@ def form_link(pass_class: type, universe: Iterable[str] | None = None) -> tuple[
     return (producers, consumers) if producers and consumers else None
 
 
-def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None, want: str = "both",
+def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None = None,
+                 want: FeatureSet = FeatureSet.BOTH,
                  suspects: Iterable[str] = (), forms: Iterable[str] = (),
                  link: tuple[list[str], list[str]] | None = None, declared: Iterable[str] = (),
                  pipeline: bool = True):
@@ -348,9 +350,9 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     drawn on purpose (the pass would rewrite a node fastpass copies or skips: a divergence the
     search then finds). Each name gets an equal share of the aimed graphs.
 
-    `want` narrows the mix to what a feature needs as evidence: "copy" keeps the branches with
-    targeted ops *and* other ops (the pass runs, and has cold nodes to copy), "skip" keeps the
-    graphs without targeted ops (the pass has nothing to do); "both" is the full mix.
+    `want` narrows the mix to what a feature needs as evidence: COPY keeps the branches with
+    targeted ops *and* other ops (the pass runs, and has cold nodes to copy), SKIP keeps the
+    graphs without targeted ops (the pass has nothing to do); BOTH is the full mix.
 
     `forms` (`form_route`) are the vocabulary ops that present the form the pass acts on: for
     copy, graphs of those ops with a cold op first are drawn as well (weighed double). `link`
@@ -369,7 +371,7 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
 
     aim = Aim.of(targeted_ops, suspects, ops, declared, pipeline)
     hit, miss, routes = list(aim.hit), list(aim.miss), aim.routes
-    for_skip, for_copy = want in ("both", "skip"), want in ("both", "copy")
+    for_skip, for_copy = want.covers(Feature.SKIP), want.covers(Feature.COPY)
     # Aimed branches and the plain ones form groups of set weight per feature (one_of_weighed:
     # st.one_of would weigh each group by its number of branches), so that adding suspects does
     # not crowd out the forms and cold-first graphs copy evidence rests on.
@@ -390,7 +392,7 @@ def strategy_for(targeted_ops: Iterable, max_ops: int = 4, ops: list[str] | None
     if routes and for_copy:  # neighbours: the suspects among the targeted ops, in any order
         copy_aimed.append((st.sampled_from(sorted(routes)).flatmap(
             lambda name: graphs(1, max_ops, ops=hit + list(routes[name]))), 1))
-    if hit and (want == "both" or (want == "copy" and not miss)):
+    if hit and (want is FeatureSet.BOTH or (want is FeatureSet.COPY and not miss)):
         plain.append((graphs(1, max_ops, ops=hit), 1))
     if miss and for_skip:
         plain.append((graphs(1, max_ops, ops=miss), 1))

@@ -8,8 +8,8 @@ divergence leaves verify.gate.reproducer.
 Two drivers:
 
 * `gate_pass`: one pass (`--pass`), one Hypothesis search per claimed feature (skip, copy),
-  fastpass enabled for that pass only; pipeline mode if the stage's pipeline invokes the pass,
-  else direct.
+  fastpass enabled for that pass only; its route (vocabulary.Route) PIPELINE if the stage's
+  pipeline invokes the pass, else DIRECT.
 * `gate_registry`: the whole registry. Per stage (`search.search_stage`; in the CLI each stage in a
   worker of its own, -j N at a time, verdicts merged per pass by verdict.merge_stages), one
   Hypothesis search whose every example
@@ -44,7 +44,7 @@ from verify.gate.plan import (RegistryRunner, StagePlan, StageResult, merge_stag
 from verify.gate.reproducer import how_to_run, write_reproducer
 from verify.gate.search import hypothesis_search, search_stage, stopped, untargeted_ops
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, make_verdict, merge_stages
-from verify.vocabulary import Ending
+from verify.vocabulary import Ending, FeatureSet, Route
 
 
 _logger = logging.getLogger(__name__)
@@ -60,13 +60,13 @@ def _log(msg: str) -> None:
 
 
 def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, seed: int | None = None,
-              how: str | None = None, max_ops: int = 4, shrink_seconds: float = 300.0,
+              how: Route = Route.UNDECIDED, max_ops: int = 4, shrink_seconds: float = 300.0,
               ops: list[str] | None = None, min_evidence: int = DEFAULT_MIN_EVIDENCE,
               checkpoint: Callable[[PassVerdict], None] | None = None) -> PassVerdict:
     """One pass's check (`--pass`, or a registry run's direct check): a search per claimed
     feature. `checkpoint(verdict so far)` is called after every example counted (a pass worker
     writes it, so that a check cut short by a stop, its timeout or a crash hands over its
-    evidence: see verify.gate.workers)."""
+    evidence: see verify.gate.workers). `how` UNDECIDED: the pass's route on `stage` (`how_to_run`)."""
     from fastpass.annotations import lookup
 
     start = time.perf_counter()
@@ -78,30 +78,31 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
         v.verdict, v.reason = ProofStatus.ERROR, "the pass has no skip- or copy-sound annotation (nothing to check)"
         return v
     try:
-        v.how = how or how_to_run(cls, stage)
+        v.how = how_to_run(cls, stage) if how is Route.UNDECIDED else how
     except Exception as exc:  # noqa: BLE001
         v.verdict, v.reason = ProofStatus.ERROR, f"cannot decide how to run it: {exc}"
         return v
     unsound = []
     ops = stage_ops(stage, ops)
-    annotation = v.how == "annotation"  # the quantizer's pipeline: its ATen graph, no lowering
+    annotation = v.how is Route.ANNOTATION  # the quantizer's pipeline: its ATen graph, no lowering
     targeted = gp.aimed_ops(cls, ann.targeted_ops, annotation)
-    pipeline = v.how == "pipeline"  # a typed split presents slice_copy there only
+    pipeline = v.how is Route.PIPELINE  # a typed split presents slice_copy there only
     aim = Aim.of(targeted, gp.ops_named_by(cls), ops, gp.ops_declared_by(cls), pipeline)  # what each graph aims at
     for feature in list(v.evidence):
-        mode = feature.value
+        enabled = FeatureSet.of([feature])
         evidence = v.evidence[feature]
         if annotation:
-            strategy = annotation_strategy(targeted, max_ops, ops, mode, gp.ops_named_by(cls),
+            strategy = annotation_strategy(targeted, max_ops, ops, enabled, gp.ops_named_by(cls),
                                            gp.ops_declared_by(cls), annotation_route(cls, ops))
         else:
-            strategy = strategy_for(targeted, max_ops, ops, want=mode, suspects=gp.ops_named_by(cls),
+            strategy = strategy_for(targeted, max_ops, ops, want=enabled, suspects=gp.ops_named_by(cls),
                                     forms=form_route(cls, ops), link=form_link(cls, ops),
                                     declared=gp.ops_declared_by(cls), pipeline=pipeline)
         counts = {"examples": 0, "vacuous": 0}
         drawn, covered = Counter(), Counter()  # covered: Aim.coverage, ranks x dtypes x distances
 
-        def on_example(spec, o, shrinking, mode=mode, counts=counts, evidence=evidence, drawn=drawn, covered=covered):
+        def on_example(spec, o, shrinking, enabled=enabled, counts=counts, evidence=evidence, drawn=drawn,
+                       covered=covered):
             if shrinking:
                 return
             counts["examples"] += 1
@@ -116,36 +117,37 @@ def gate_pass(cls: type, ref: str | None, examples: int, stage: str, out: Path, 
             if checkpoint is not None:  # v.examples counts a feature's search once it ends: add this one's
                 checkpoint(replace(v, examples=v.examples + counts["examples"]))
             status = "DIVERGES" if o.diverged else ("vacuous: " + o.vacuous[:80] if o.vacuous else "same")
-            _log(f"  {v.name} [{mode}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
+            _log(f"  {v.name} [{enabled}] example {counts['examples']}/{examples}: {len(spec)} op(s) "
                  f"{','.join(spec.op_names())} -> {status} (skipped {o.skipped}, copied {o.copied}; "
                  f"evidence {evidence.examples_with_action}/{min_evidence})")
 
-        def body(spec, mode=mode):
+        def body(spec, enabled=enabled):
             try:
-                return check.example(spec, cls, mode, stage, v.how)
+                return check.example(spec, cls, enabled, stage, v.how)
             except Exception as exc:  # noqa: BLE001 - a broken example is not a divergence
                 return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
 
-        _log(f"gate: {v.qualname} [{mode}] ({v.how}, {stage}), up to {examples} graph(s)")
+        _log(f"gate: {v.qualname} [{enabled}] ({v.how}, {stage}), up to {examples} graph(s)")
         try:
-            spec, outcome = hypothesis_search(f"gate:{v.qualname}:{mode}:{stage}:{v.how}", strategy, body,
+            spec, outcome = hypothesis_search(f"gate:{v.qualname}:{enabled}:{stage}:{v.how}", strategy, body,
                                               examples, out, seed, shrink_seconds, on_example=on_example)
         except Exception as exc:  # noqa: BLE001
             v.verdict, v.reason = ProofStatus.ERROR, f"search failed: {type(exc).__name__}: {exc}"[:500]
             v.seconds = time.perf_counter() - start
             return v
         v.examples += counts["examples"]
-        v.modes[mode] = dict(counts, distinct=evidence.distinct, diverged=spec is not None,  # distinct: evidence.py
-                             not_presented=aim.not_presented())  # never counted as covered
+        v.modes[feature.value] = dict(counts, distinct=evidence.distinct,  # distinct: evidence.py
+                                      diverged=spec is not None,
+                                      not_presented=aim.not_presented())  # never counted as covered
         if spec is not None:
             verdict = ProofStatus.unsound(feature)
-            path = write_reproducer(out, v, verdict, mode, spec, outcome, v.how, stage)
+            path = write_reproducer(out, v, verdict, enabled, spec, outcome, v.how, stage)
             v.reproducers[verdict.value] = str(path)
-            v.modes[mode].update(detail=outcome.detail, where=outcome.where, graph=spec.describe())
+            v.modes[feature.value].update(detail=outcome.detail, where=outcome.where, graph=spec.describe())
             unsound.append((verdict, outcome))
             _log(f"gate: {v.name}: {verdict.value}; shrunk to {len(spec)} op(s); reproducer {path}")
         elif counts["examples"] and counts["vacuous"] == counts["examples"]:
-            v.modes[mode]["note"] = "every example was vacuous"
+            v.modes[feature.value]["note"] = "every example was vacuous"
     if unsound:
         v.verdict = unsound[0][0]  # skip is checked first
         v.reason = "; ".join(f"{verdict.value}: {o.detail.splitlines()[0] if o.detail else ''}"
@@ -230,7 +232,7 @@ def gate_registry(classes: dict[str, type], examples: int, stages: list[str], ou
         for qn, cls in items:
             if stopped() or (deadline is not None and time.monotonic() > deadline):
                 break
-            v = gate_pass(cls, None, direct_examples, stage, out, seed, how="direct", max_ops=max_ops,
+            v = gate_pass(cls, None, direct_examples, stage, out, seed, how=Route.DIRECT, max_ops=max_ops,
                           shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
             if stopped():  # cut short by the stop: its evidence so far, not finished
                 v.unfinished = Ending.STOPPED
@@ -303,7 +305,7 @@ def annotation_checks(classes: dict[str, type], verdicts: dict[str, PassVerdict]
             why = _missing()
             verdicts[qn].not_finished(why, _unfinished_reason(why, "its check in the quantizer's pipeline"))
             continue
-        v = gate_pass(cls, None, examples, ANNOTATION_STAGE, out, seed, how="annotation", max_ops=max_ops,
+        v = gate_pass(cls, None, examples, ANNOTATION_STAGE, out, seed, how=Route.ANNOTATION, max_ops=max_ops,
                       shrink_seconds=shrink_seconds, ops=ops, min_evidence=min_evidence)
         v.stage = ANNOTATION_LABEL  # its reproducer names the stage whose quantizer ran (ANNOTATION_STAGE)
         verdicts[qn] = merge_stages([verdicts[qn], v])  # a finished check (an unfinished one fails: skipped)

@@ -25,7 +25,7 @@ from verify.gate.plan import StagePlan, stage_ops
 from verify.gate.reproducer import write_reproducer
 from verify.gate.verdict import DEFAULT_MIN_EVIDENCE, PassVerdict, make_verdict
 from verify.report.reproducer import NO_PASS
-from verify.vocabulary import Feature
+from verify.vocabulary import Feature, FeatureSet, Route
 
 _logger = logging.getLogger(__name__)
 
@@ -204,7 +204,8 @@ class _Registry:
                         or stopped()):
                     return check.Outcome(False, vacuous=_NOT_DRAWN)
                 try:
-                    return check.pipeline_example(spec, None, "both", stage, keep=keep, copy_only=without_skip)
+                    return check.pipeline_example(spec, None, FeatureSet.BOTH, stage, keep=keep,
+                                                  copy_only=without_skip)
                 except Exception as exc:  # noqa: BLE001
                     return check.Outcome(False, vacuous=f"harness error: {type(exc).__name__}: {exc}"[:300])
 
@@ -235,7 +236,8 @@ class _Registry:
                      f"its evidence so far is kept, the stage's search stops")
                 self.verdicts[f"<search-error:{stage}{label}>"] = PassVerdict(
                     "<search-error>", "search error", "-", ProofStatus.ERROR,
-                    f"the graph search failed after {done} graph(s): {type(exc).__name__}: {first}", "batch", stage)
+                    f"the graph search failed after {done} graph(s): {type(exc).__name__}: {first}", Route.BATCH,
+                    stage)
                 break
             done += counter["n"]
             if spec is None:
@@ -245,12 +247,14 @@ class _Registry:
                 _log(f"gate: divergence at {outcome.where}, not an annotated pass under test; "
                      f"reproducer kept, search stops for stage {stage}")
                 v = PassVerdict("<unattributed>", "unattributed", NO_PASS, ProofStatus.ERROR,
-                                f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", "batch", stage)
+                                f"divergence at {outcome.where}: {outcome.detail.splitlines()[0]}", Route.BATCH,
+                                stage)
                 with check.quiet():  # fastpass was not on for these
                     running = set(names)
                     off = sorted(qn for qn in gp.annotated_passes() if qn not in running)
                 v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(
-                    self.out, v, ProofStatus.ERROR, "both", spec, outcome, "pipeline", stage, off, per_stage=True))
+                    self.out, v, ProofStatus.ERROR, FeatureSet.BOTH, spec, outcome, Route.PIPELINE, stage, off,
+                    per_stage=True))
                 self.verdicts[f"<unattributed:{stage}>"] = v
                 active.clear()
                 break
@@ -263,9 +267,9 @@ class _Registry:
         return done
 
 
-def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want: Callable[[str], str]):
+def _biased(classes: dict[str, type], max_ops: int, ops: list[str] | None, want: Callable[[str], FeatureSet]):
     """A strategy over `names`: pick a pass, draw a graph biased to its targeted ops (`want(qn)`:
-    "both", or the feature it lacks evidence for)."""
+    BOTH, or the feature it lacks evidence for)."""
     from hypothesis import strategies as st
 
     suspects = {qn: gp.ops_named_by(cls) for qn, cls in classes.items()}
@@ -304,7 +308,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
     reg = _Registry(classes, out, plan.seed, max_ops, shrink_seconds, ops, min_evidence, checkpoint)
     active = set(classes)
     for v in reg.verdicts.values():
-        v.how, v.stage = "batch", stage
+        v.how, v.stage = Route.BATCH, stage
     biasable = {qn for qn, cls in classes.items()
                 if vocabulary_split(aimed_targeted_ops(cls), ops)[0] or form_route(cls, ops) or form_link(cls, ops)}
     now = time.monotonic()
@@ -320,7 +324,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
          f"{plan.examples} graph(s), then up to {plan.top_up} for passes short of {min_evidence} examples "
          f"of evidence" + (f"; {stage_deadline - now:.0f} s for the stage" if stage_deadline else ""))
     stage_start = time.perf_counter()
-    done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: "both"), plan.examples, "",
+    done = reg.search(stage, active, _biased(classes, max_ops, ops, lambda qn: FeatureSet.BOTH), plan.examples, "",
                       deadline=main_deadline)
     short = {qn for qn in active if reg.lacking(qn)}
     _log(f"gate: stage {stage}: {done} graph(s) in {time.perf_counter() - stage_start:.0f} s; "
@@ -338,9 +342,9 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
         return bool(lacking) and (qn in biasable or lacking == [Feature.SKIP] or qn in starved)
 
     if plan.top_up > 0 and any(wanted(qn) for qn in active):
-        def want(qn: str) -> str:
+        def want(qn: str) -> FeatureSet:
             lacking = reg.lacking(qn)
-            return lacking[0].value if len(lacking) == 1 else "both"
+            return FeatureSet.of(lacking) if lacking else FeatureSet.BOTH
 
         top_start = time.perf_counter()
         deadline = time.monotonic() + plan.top_up_seconds
@@ -354,7 +358,7 @@ def search_stage(plan: StagePlan, classes: dict[str, type], out: Path, max_ops: 
 
 
 def top_up(reg: "_Registry", stage: str, active: set[str], classes: dict[str, type], wanted: Callable[[str], bool],
-           want: Callable[[str], str], budget: int, deadline: float, max_ops: int, ops: list[str] | None,
+           want: Callable[[str], FeatureSet], budget: int, deadline: float, max_ops: int, ops: list[str] | None,
            starved: set[str]) -> int:
     """Top-up rounds: the `budget` graphs are shared equally among the passes short of evidence
     that this stage can present (`generators.random.reach.presentable_on`) and that fastpass can
@@ -416,15 +420,16 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
              exclude: list[str]) -> None:
     """Re-run the shrunk graph with the same annotated passes, skip only and copy only; a feature
     is blamed if the first divergence is still this pass."""
-    v.how, v.stage = "pipeline", stage
+    v.how, v.stage = Route.PIPELINE, stage
     found = []
     for feature in list(v.evidence):
-        o = check.pipeline_example(spec, cls, feature.value, stage, keep=keep)
+        enabled = FeatureSet.of([feature])
+        o = check.pipeline_example(spec, cls, enabled, stage, keep=keep)
         v.modes[feature.value] = {"diverged": o.diverged, "where": o.where, "detail": o.detail}
         if o.diverged and o.culprit == cls.__name__:
             verdict = ProofStatus.unsound(feature)
-            v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, feature.value, spec, o,
-                                                                "pipeline", stage, exclude, per_stage=True))
+            v.reproducers[verdict.value] = str(write_reproducer(out, v, verdict, enabled, spec, o, Route.PIPELINE,
+                                                                stage, exclude, per_stage=True))
             found.append((verdict, o))
     if found:
         v.verdict = found[0][0]
@@ -433,7 +438,7 @@ def classify(v: PassVerdict, cls: type, spec, outcome: check.Outcome, stage: str
         v.verdict = ProofStatus.ERROR
         v.reason = (f"diverges at {outcome.where} only with the other annotated passes active "
                     f"(skip+copy): {outcome.detail.splitlines()[0]}")
-        v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(out, v, ProofStatus.ERROR, "both", spec,
-                                                                      outcome, "pipeline", stage, exclude,
+        v.reproducers[ProofStatus.ERROR.value] = str(write_reproducer(out, v, ProofStatus.ERROR, FeatureSet.BOTH,
+                                                                      spec, outcome, Route.PIPELINE, stage, exclude,
                                                                       per_stage=True))
     _log(f"gate: {v.name}: {v.verdict.value}; graph of {len(spec)} op(s); {v.reason[:200]}")

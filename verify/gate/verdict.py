@@ -21,7 +21,7 @@ from typing import Any
 from verify.gate import passes as gp
 from verify.gate.evidence import structural_key
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Ending, Feature
+from verify.vocabulary import Ending, Feature, Route
 
 DEFAULT_MIN_EVIDENCE = 5
 
@@ -193,7 +193,7 @@ class PassVerdict:
     ref: str
     verdict: ProofStatus = ProofStatus.SOUND
     reason: str = ""
-    how: str = ""  # pipeline / direct / batch
+    how: Route = Route.UNDECIDED  # how its check ran the pass: pipeline, direct, batch or annotation
     stage: str = ""
     annotation: dict = field(default_factory=dict)
     reproducers: dict = field(default_factory=dict)  # verdict value -> path
@@ -300,7 +300,7 @@ class PassVerdict:
 
     def to_json(self) -> dict:
         return {"qualname": self.qualname, "name": self.name, "ref": self.ref, "verdict": self.verdict.value,
-                "reason": self.reason, "how": self.how, "stage": self.stage, "annotation": self.annotation,
+                "reason": self.reason, "how": self.how.value, "stage": self.stage, "annotation": self.annotation,
                 "reproducers": self.reproducers, "examples": self.examples,
                 "invocations": self.invocations, "skipped_calls": self.skipped_calls,
                 "copied_nodes": self.copied_nodes, "examples_with_evidence": self.examples_with_evidence,
@@ -314,7 +314,7 @@ class PassVerdict:
         """The inverse of to_json: a gate worker sends its verdict as JSON and the parent rebuilds
         this very dataclass (the derived counts in the JSON are recomputed from the evidence)."""
         return cls(data["qualname"], data["name"], data["ref"], ProofStatus(data["verdict"]), data["reason"],
-                   data["how"], data["stage"], annotation=data["annotation"], reproducers=data["reproducers"],
+                   Route(data["how"]), data["stage"], annotation=data["annotation"], reproducers=data["reproducers"],
                    examples=data["examples"],
                    evidence={Feature(f): Evidence.from_json(e) for f, e in data["evidence"].items()},
                    waived={Feature(f): why for f, why in data["waived"].items()}, modes=data["modes"],

@@ -33,6 +33,8 @@ import os
 import time
 from pathlib import Path
 
+from verify.vocabulary import Route
+
 FAULT_VARIABLE = "VERIFY_GATE_WORKER_FAULT"
 FAULT_EXIT_STATUS = 3
 
@@ -74,8 +76,8 @@ def run_pass_job(job: dict) -> dict:
     from verify.report.atomic import write_text
 
     cls = gp.resolve_pass(job["ref"])
-    stage, how = job["stage"], job["how"]
-    if how is None:
+    stage, how = job["stage"], Route(job["how"])
+    if how is Route.UNDECIDED:
         # Decide pipeline or direct before the search (it lowers the stage's pipeline once, which
         # also imports everything), then freeze that heap as the gate process did (see
         # verify.lowering.heap). A failure here is gate_pass's to report: it decides again.

@@ -43,12 +43,12 @@ from verify.jobs import Job, JobKind, execute
 from verify.jobs.launcher import JobFiles, RunStopped, WorkerMemoryExceeded, WorkerTimeout
 from verify.jobs.pool import run_in_pool
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Ending
+from verify.vocabulary import Ending, Route
 
 log = logging.getLogger(__name__)
 
 HASH_SEED = 0  # every gate worker's PYTHONHASHSEED: a pass's search runs the same under -j 1 and -j N
-DEFAULT_PASS_TIMEOUT = 1800.0  # s: a --pass search of 30 graphs per mode plus shrinking is ~5-15 min
+DEFAULT_PASS_TIMEOUT = 1800.0  # s: a --pass search of 30 graphs per feature plus shrinking is ~5-15 min
 # s: a stage's search (60 graphs, a top-up of up to 180 s, shrinking up to 300 s per unsound pass)
 # is ~10-30 min on 2 busy cores; a killed stage loses all its evidence, so this only catches hangs
 DEFAULT_STAGE_TIMEOUT = 7200.0
@@ -77,7 +77,7 @@ class PassJob:
     cls: type
     ref: str  # how the worker finds the class: module:Class or path/to/file.py:Class
     stage: str
-    how: str | None = None  # "direct" to force it; None: the stage's pipeline if it invokes the pass
+    how: Route = Route.UNDECIDED  # DIRECT to force it; UNDECIDED: the stage's pipeline if it invokes the pass
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def registry_runner(classes: dict[str, type], settings: SearchSettings, *, paral
                deadline: float | None) -> tuple[list[StageResult], dict[str, PassVerdict]]:
         jobs: list[PassJob | StageJob] = [StageJob(plan, tuple((qn, ref_of(classes[qn])) for qn in plan.passes))
                                           for plan in plans]
-        jobs += [PassJob(cls, ref_of(cls), direct_stage, "direct") for _qn, cls in items]
+        jobs += [PassJob(cls, ref_of(cls), direct_stage, Route.DIRECT) for _qn, cls in items]
         if jobs:
             log.info("gate: %d stage search(es) and %d direct pass check(s), %d worker(s) at a time",
                      len(plans), len(items), parallel)
@@ -264,7 +264,7 @@ def _search_document(settings: SearchSettings) -> dict:
 def _run_one(job: PassJob, settings: SearchSettings, base: Path, timeout: float, log_level: int) -> PassVerdict:
     """Launch the pass's worker and turn what it left into a verdict. Raises RunStopped."""
     launched = _launch_worker(JobKind.GATE_PASS, {"ref": job.ref, "name": job.cls.__name__, "stage": job.stage,
-                               "how": job.how, "examples": settings.examples, "seed": settings.seed,
+                               "how": job.how.value, "examples": settings.examples, "seed": settings.seed,
                                **_search_document(settings)}, base, timeout, log_level)
     if launched.document is None:
         return _error(job, launched.failure, launched.seconds, _partial_verdict(base))
@@ -298,7 +298,7 @@ def _run_stage(job: StageJob, settings: SearchSettings, base: Path, timeout: flo
             if searched else f"it gave no evidence for its {len(plan.passes)} pass(es)")
     error = PassVerdict(f"<{kind}>", kind.replace("-", " "), "-", ProofStatus.ERROR,
                         f"{launched.failure[:400]}; the search of stage {plan.stage} did not finish: {kept}",
-                        "batch", plan.stage, seconds=launched.seconds)
+                        Route.BATCH, plan.stage, seconds=launched.seconds)
     return StageResult(plan.stage, {**partial.verdicts, f"<{kind}:{plan.stage}>": error}, Ending.CUT_SHORT)
 
 
@@ -333,7 +333,7 @@ def _error(job: PassJob, reason: str, seconds: float, partial: PassVerdict | Non
     else:
         gp.ensure_annotation(job.cls)  # a user pass's class-attribute annotation, as the worker saw it
         v = make_verdict(job.cls, job.ref)
-        v.stage, v.how = job.stage, job.how or ""
+        v.stage, v.how = job.stage, job.how
     v.verdict, v.reason, v.seconds = ProofStatus.ERROR, reason[:500], seconds
     return v
 

@@ -15,7 +15,7 @@ from verify.report import junit
 from verify.report.document import write_document
 from verify.report.junit import CaseEnd, JunitCase, JunitSuite
 from fastpass.annotations import ProofStatus
-from verify.vocabulary import Feature
+from verify.vocabulary import Feature, Route
 
 
 class PassRow(Protocol):
@@ -25,7 +25,7 @@ class PassRow(Protocol):
     name: str
     verdict: ProofStatus
     reason: str
-    how: str
+    how: Route
     stage: str
     examples: int
     invocations: int
@@ -93,9 +93,9 @@ def table(verdicts: Sequence[PassRow], min_evidence: int) -> str:
              f"{'copied':>7}  {'evidence':<{ev_width}}  reason / reproducer"]
     for v in sorted(verdicts, key=lambda v: (_ORDER[v.verdict], v.name)):
         extra = ", ".join(v.reproducers.values()) or v.reason[:160]
-        lines.append(f"{shown[v.qualname]:<{width}}  {v.verdict.value:<12} {v.how:<8} {v.examples:>6} {v.invocations:>7} "
-                     f"{v.skipped_calls:>7} {v.copied_nodes:>7}  {_evidence_cell(v, min_evidence):<{ev_width}}  "
-                     f"{extra}")
+        lines.append(f"{shown[v.qualname]:<{width}}  {v.verdict.value:<12} {v.how.value:<8} {v.examples:>6} "
+                     f"{v.invocations:>7} {v.skipped_calls:>7} {v.copied_nodes:>7}  "
+                     f"{_evidence_cell(v, min_evidence):<{ev_width}}  {extra}")
     lines.append("summary: " + ", ".join(f"{k.value} {n}" for k, n in count(verdicts).items()))
     return "\n".join(lines)
 
@@ -128,7 +128,7 @@ def write_json(verdicts: Sequence[PassRow], path: Path, info: dict) -> None:
 
 def junit_properties(v: PassRow, min_evidence: int) -> dict[str, object]:
     """A pass's evidence, as its JUnit testcase's properties."""
-    values = {"verdict": v.verdict.value, "how": v.how, "stage": v.stage, "examples": v.examples,
+    values = {"verdict": v.verdict.value, "how": v.how.value, "stage": v.stage, "examples": v.examples,
               "invoked": v.invocations, "skipped_calls": v.skipped_calls, "copied_nodes": v.copied_nodes,
               "examples_with_evidence": v.examples_with_evidence, "min_evidence": min_evidence}
     for f, e in v.evidence.items():
