@@ -194,3 +194,18 @@ def test_replay_runs_under_the_saved_hash_seed(tmp_path, monkeypatch):
     assert verify_main(["replay", str(path)]) == 1
     [(command, env)] = calls
     assert command[-3:] == ["replay", str(path), "--any-hash-seed"] and env["PYTHONHASHSEED"] == "12345"
+
+
+def test_progress_writes_to_the_stderr_of_the_call_not_of_the_import(monkeypatch):
+    """A default bound at import sent progress lines to whatever sys.stderr was when
+    verify.report.table loaded: under pytest-xdist, an earlier test's closed capture ('I/O
+    operation on closed file' in 10 run tests); for a caller, a redirect made later was missed."""
+    import io
+
+    from verify.report.case import Case
+    from verify.report.table import progress
+
+    later = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", later)
+    progress("start", Case(model="m.py:make", target="tosa-int"), None)
+    assert later.getvalue() == "… m.py:make on tosa-int\n"

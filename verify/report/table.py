@@ -10,7 +10,10 @@ from verify.vocabulary import NullOutcome, Verdict
 from verify.report.verdict import relied_on_summary
 
 
-def progress(event: str, case: Case, report: CaseReport | None, stream=sys.stderr) -> None:
+def progress(event: str, case: Case, report: CaseReport | None, stream=None) -> None:
+    """A case's progress line(s) on `stream`, default: `sys.stderr` as it is at the call (not at
+    import: a test's captured stream, or a caller's redirect, replaces it after this module loads)."""
+    stream = sys.stderr if stream is None else stream
     if event == "start":
         print(f"… {case.model} on {case.target}", file=stream, flush=True)
         return
