@@ -1,8 +1,9 @@
 """Verify random graphs: one graph, both modes, every check — and keep what fails.
 
-Used by the fuzz tests (Hypothesis drives and shrinks the graphs) and by
-`python -m verify run --random N`. Both modes run in this process under its hash seed:
-that is what makes a graph cost seconds, not tens of seconds.
+Used by the fuzz tests (Hypothesis drives and shrinks the graphs); `python -m verify run
+--random N` takes only `draw_graphs` from here (its cases then run as any run's do, in
+workers). Both modes run in this process under its hash seed: that is what makes a graph cost
+seconds, not tens of seconds.
 """
 
 from __future__ import annotations
