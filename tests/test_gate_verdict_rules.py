@@ -265,3 +265,34 @@ def test_judge_names_the_distinct_graphs_when_some_repeated():
     every = _acted(Feature.COPY, 2, examples=3)
     every.distinct = 3
     assert "copy: 2 of 3 examples copied nodes" in _judged({Feature.COPY: every}).reason
+
+
+def test_a_check_starts_from_the_pass_s_names_annotation_and_claim():
+    """make_verdict: the qualname and name the ledger and reports key on, the reference given (or
+    module:qualname), the annotation as claimed, and evidence slots for exactly the features the
+    claim needs, with a waived feature's reason instead of a slot."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from executorch.exir.pass_base import ExportPass
+
+    from fastpass.annotations import Entry, overridden
+    from verify.gate.verdict import make_verdict
+
+    class ToyNegPass(ExportPass):
+        pass
+
+    neg = exir_ops.edge.aten.neg.default
+    with overridden({ToyNegPass: Entry(frozenset({neg}), True, True, "toy")}):
+        both = make_verdict(ToyNegPass)
+        named = make_verdict(ToyNegPass, "my_passes.py:ToyNegPass")
+    with overridden({ToyNegPass: Entry(frozenset(), True, True, "toy, no ops")}):
+        waived = make_verdict(ToyNegPass)
+    with overridden({ToyNegPass: Entry(frozenset({neg}), False, True, "toy, copy only")}):
+        copy_only = make_verdict(ToyNegPass)
+    assert both.qualname == f"{ToyNegPass.__module__}.{ToyNegPass.__qualname__}" and both.name == "ToyNegPass"
+    assert both.ref == f"{ToyNegPass.__module__}:{ToyNegPass.__qualname__}" and named.ref == "my_passes.py:ToyNegPass"
+    assert both.annotation == {"targeted_ops": ["aten.neg.default"], "skip_sound": True, "copy_sound": True,
+                               "source": both.annotation["source"]} and both.annotation["source"]
+    assert list(both.evidence) == [Feature.SKIP, Feature.COPY] and not both.waived
+    assert list(copy_only.evidence) == [Feature.COPY] and not copy_only.waived
+    assert list(waived.evidence) == [Feature.COPY]
+    assert waived.waived == {Feature.SKIP: "skip-sound without targeted ops: fastpass never skips it"}
