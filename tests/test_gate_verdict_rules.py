@@ -296,3 +296,14 @@ def test_a_check_starts_from_the_pass_s_names_annotation_and_claim():
     assert list(copy_only.evidence) == [Feature.COPY] and not copy_only.waived
     assert list(waived.evidence) == [Feature.COPY]
     assert waived.waived == {Feature.SKIP: "skip-sound without targeted ops: fastpass never skips it"}
+    # an ARM op-targeted pass whose upstream skip already covers fastpass's: skip waived, with why
+    from executorch.backends.arm._passes.arm_pass import ArmOpTargetedPass
+
+    class ToyTargetedPass(ArmOpTargetedPass):
+        target_ops = {neg}
+        _passes_required_after = set()
+
+    with overridden({ToyTargetedPass: Entry(frozenset({neg}), True, True, "toy, upstream skips")}):
+        covered = make_verdict(ToyTargetedPass)
+    assert list(covered.evidence) == [Feature.COPY]
+    assert covered.waived[Feature.SKIP].startswith("upstream's should_run_pass skips it")
