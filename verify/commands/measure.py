@@ -64,12 +64,10 @@ def measured_graph_seconds(coverage: Path) -> list[float]:
 
 def cmd_measure_cluster(args) -> int:
     for value, least, option in ((args.jobs, 1, "--jobs"), (args.fuzz_graphs, 1, "--fuzz-graphs"),
-                                 (args.fuzz_shard, 1, "--fuzz-shard")):
+                                 (args.fuzz_shard, 1, "--fuzz-shard"),
+                                 (args.fuzz_graph_seconds, 0, "--fuzz-graph-seconds"),
+                                 (args.overhead, 0, "--overhead"), (args.startup, 0, "--startup")):
         at_least(value, least, option)
-    for value, option in ((args.fuzz_graph_seconds, "--fuzz-graph-seconds"), (args.overhead, "--overhead"),
-                          (args.startup, "--startup")):
-        if value is not None and not value >= 0:
-            raise UsageError(f"{option} {value}: seconds are a number at least 0")
     nodes = _node_counts(args.nodes)
     if args.fuzz_coverage is not None and not args.fuzz_coverage.is_dir():
         raise UsageError(f"--fuzz-coverage {args.fuzz_coverage}: no such folder")
