@@ -2,8 +2,8 @@
 
 Public API (stable; see README/docstrings of the private modules for the why):
 
-    FEATURES                      ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
-                                   "verifyonce", "retrace")
+    FEATURES                      ("skip", "copy", "emit", "fakecache", "provenance", "lazycode", "gc",
+                                   "ciatable", "verifyonce", "retrace")
     enabled(features=None, allow_untested_versions=False, trust="proven")   context manager
     enable(features=None, allow_untested_versions=False, trust="proven"); disable(); is_enabled()
     stats() -> dict; reset_stats()
@@ -25,6 +25,8 @@ Features:
                 the graph *and* the graph is a retrace fixed point
     copy        in copy-sound passes, emit untouched nodes without FakeTensor
                 dispatch (re-dispatch as soon as an input's metadata changed)
+    emit        create a node a pass dispatches as copy creates its nodes, without the
+                tracer's generic argument conversion and meta-context copying
     fakecache   let FakeTensor's dispatch cache serve executorch-namespace ops
     provenance  share ``from_node`` NodeSource chains instead of deep-copying
     lazycode    generate a GraphModule's Python code when first used, not on every edit

@@ -26,9 +26,9 @@ re-dispatch rule), symbolic shapes, FakeTensor constants, a different fake
 mode, aliasing ops whose inputs are not the very same objects, the two ops
 ``ArmPass.call_operator`` special-cases, and nested submodules.
 
-This module also hosts the small hooks both *copy* and *skip* need:
-``wrap_fx`` (records creation signatures on every dispatched node) and ``wrap_node_copy``
-(hands a signature on to a node's copy). The retrace-depth tracking the copy path relies on is
+This module also hosts ``wrap_node_copy`` (hands a signature on to a node's copy), a hook both
+*copy* and *skip* need; the signatures of dispatched nodes are recorded by
+``_dispatched.wrap_fx``.  The retrace-depth tracking the copy path relies on is
 ``_passcall.wrap_call_submodule``.
 """
 
@@ -595,30 +595,6 @@ def wrap_interpreter_call_function(original: Callable[..., Any]) -> Callable[...
             ctx.rec.dispatch_s += perf_counter() - start
 
     return interpreter_call_function
-
-
-def wrap_fx(original: Callable[..., Any], proxy_cls: Optional[type] = None) -> Callable[..., Any]:
-    def fx_with_signature(self, kind, target, args, kwargs, meta):  # noqa: ANN001
-        """Replacement for ``_ExportPassBase._fx``: stock, plus a creation signature."""
-        res = original(self, kind, target, args, kwargs, meta)
-        try:
-            node = res.node
-        except Exception:
-            return res
-        _sig.record(node, _sig.proxy_inputs(args, kwargs, proxy_cls))
-        return res
-
-    return fx_with_signature
-
-
-def wrap_torch_export_fx(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``wrap_fx`` for torch's ``_ExportPassBaseDeprecatedDoNotUse._fx`` (its ``ProxyValue`` is
-    torch's own). Why: ``to_edge`` runs torch's ReplaceViewOpsWithViewCopyOpsPass right before
-    the exir passes; without signatures on the nodes it dispatches, the next retrace would
-    dispatch every node again."""
-    from torch._export.pass_infra.proxy_value import ProxyValue
-
-    return wrap_fx(original, ProxyValue)
 
 
 def wrap_node_copy(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,7 +28,7 @@ from .annotations import _proofs
 from .annotations._proofs import Trust
 from .patching import PatchPoint
 
-FEATURES: Tuple[str, ...] = ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
+FEATURES: Tuple[str, ...] = ("skip", "copy", "emit", "fakecache", "provenance", "lazycode", "gc", "ciatable",
                              "verifyonce", "retrace")
 
 TESTED_VERSIONS = {"executorch": "1.5.1", "torch": "2.13.0"}
@@ -61,9 +61,10 @@ def patch_table() -> List[PatchPoint]:
                        "calls the original when the pass runs"),
         PatchPoint(ArmPass, "__call__", ALWAYS, wrap=_passcall.wrap_arm_pass_call,
                    why="same for ARM passes (ArmPass overrides __call__); upstream should_run_pass is honoured first"),
-        PatchPoint(_ExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_fx,
-                   why="attach creation signatures (val + inputs) to every dispatched node"),
-        PatchPoint(TorchExportPassBase, "_fx", ("skip", "copy"), wrap=_copy.wrap_torch_export_fx,
+        PatchPoint(_ExportPassBase, "_fx", ("skip", "copy", "emit"), wrap=_wrap_exir_fx,
+                   why="attach creation signatures (val + inputs) to every dispatched node (skip, copy); create a "
+                       "dispatched node as the copy path creates its nodes, without create_proxy (emit)"),
+        PatchPoint(TorchExportPassBase, "_fx", ("skip", "copy", "emit"), wrap=_wrap_torch_fx,
                    why="the same for torch's export pass base (ReplaceViewOpsWithViewCopyOpsPass in to_edge), so "
                        "the exir retrace after it can copy its nodes"),
         PatchPoint(Graph, "node_copy", ("skip", "copy"), wrap=_copy.wrap_node_copy,
@@ -127,6 +128,29 @@ def patch_table() -> List[PatchPoint]:
                        "tensor_meta, input descs), "
                        "around upstream's own unlift, metadata copy and checks"),
     ]
+
+
+def _records_signatures() -> bool:
+    return "skip" in _context.STATE.features or "copy" in _context.STATE.features
+
+
+def _emits() -> bool:
+    return "emit" in _context.STATE.features
+
+
+def _wrap_exir_fx(original: Any) -> Any:
+    """``_ExportPassBase._fx``'s replacement (``_dispatched.wrap_fx``), reading the features it
+    serves from the on/off state at each call."""
+    from . import _copy, _dispatched
+
+    return _dispatched.wrap_fx(original, _dispatched.EXIR, _records_signatures, _emits, _copy._create_plain)
+
+
+def _wrap_torch_fx(original: Any) -> Any:
+    """The same for torch's ``_ExportPassBaseDeprecatedDoNotUse._fx``."""
+    from . import _copy, _dispatched
+
+    return _dispatched.wrap_fx(original, _dispatched.TORCH, _records_signatures, _emits, _copy._create_plain)
 
 
 # --- state -------------------------------------------------------------------

@@ -179,7 +179,8 @@ def raise_in(graph_module) -> None:
 
 __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "after_pass", "change_reference_output",
            "change_target", "change_top_level_constant", "ciatable_unchanged_by_count",
-           "copy_multi_output_as_single", "drop_meta_key", "drop_pass", "flip_payload_byte", "flip_program_byte",
+           "copy_multi_output_as_single", "drop_meta_key", "emit_ignores_a_pass_s_own_tracer",
+           "emit_ignores_the_context", "emit_takes_any_argument_as_a_leaf", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
            "reference_delegate_count_ignored", "reference_first_set_only", "rename_node",
            "retrace_describes_every_input_as_plain", "retrace_ignores_the_table", "retrace_keeps_names",
@@ -376,7 +377,42 @@ def retrace_gives_a_nothing_op_a_value():
     return _replaced(_retrace, "_copied_meta", copied_meta)
 
 
+def emit_ignores_the_context():
+    """emit: a dispatched node created by the shortcut whatever meta its pass handed `_fx`, so what
+    the node's meta context writes and that meta does not overwrite is lost; as if
+    `_is_the_context` read `return "from_node" in meta`."""
+    from fastpass import _dispatched
+
+    return _replaced(_dispatched, "_is_the_context", lambda meta: "from_node" in meta)
+
+
+def emit_takes_any_argument_as_a_leaf():
+    """emit: an argument of a type the walk does not know (a real tensor) kept as it is instead of
+    going the stock way (`create_arg` makes it a `get_attr` node); as if `_LEAF_TYPES` held every
+    type."""
+    from fastpass import _dispatched
+
+    class _Every(frozenset):
+        def __contains__(self, item):
+            return True
+
+    return _replaced(_dispatched, "_LEAF_TYPES", _Every())
+
+
+def emit_ignores_a_pass_s_own_tracer():
+    """emit: a pass's own tracer (a subclass of `ExportTracer` converting arguments its own way)
+    bypassed like the stock one; as if `_stock_tracer` read `isinstance(tracer, ExportTracer)`."""
+    from executorch.exir.pass_base import ExportPass
+    from fastpass import _dispatched
+
+    return _replaced(_dispatched, "_stock_tracer",
+                     lambda tracer, base: isinstance(tracer, ExportPass.ExportTracer))
+
+
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
+                   "emit_ignores_the_context": emit_ignores_the_context,
+                   "emit_takes_any_argument_as_a_leaf": emit_takes_any_argument_as_a_leaf,
+                   "emit_ignores_a_pass_s_own_tracer": emit_ignores_a_pass_s_own_tracer,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
                    "retrace_ignores_the_table": retrace_ignores_the_table,

@@ -29,12 +29,12 @@ def _originals():
 
 
 def test_features_tuple():
-    assert fastpass.FEATURES == ("skip", "copy", "fakecache", "provenance", "lazycode", "gc", "ciatable",
+    assert fastpass.FEATURES == ("skip", "copy", "emit", "fakecache", "provenance", "lazycode", "gc", "ciatable",
                                  "verifyonce", "retrace")
 
 
 @pytest.mark.parametrize(
-    "features", [None, ["skip"], ["copy"], ["fakecache"], ["provenance"], ("skip", "provenance")]
+    "features", [None, ["skip"], ["copy"], ["emit"], ["fakecache"], ["provenance"], ("skip", "provenance")]
 )
 def test_disable_restores_every_patched_attribute(features):
     before = _originals()
