@@ -22,6 +22,6 @@ def _verify_logging_reset():
     """A command run in-process (`verify.cli.main`) configures verify's loggers' level; the tests
     after it get them back unset, so that `caplog.set_level` (the root logger's) decides again."""
     yield
-    from verify import verbosity
+    from verify.report import verbosity
 
     verbosity.reset()

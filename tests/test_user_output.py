@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verify import verbosity
+from verify.report import verbosity
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "scripts" / "print_and_lower.py"

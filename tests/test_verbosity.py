@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from verify import verbosity
+from verify.report import verbosity
 
 
 def _levels(*argv: str) -> int:

@@ -35,7 +35,7 @@ import argparse
 import sys
 from typing import Any
 
-from verify import verbosity
+from verify.report import verbosity
 from verify.usage import UsageError
 
 

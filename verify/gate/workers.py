@@ -123,7 +123,7 @@ def gate_in_workers(jobs: list[PassJob | StageJob], settings: SearchSettings, *,
     report = on_finished or log_finished
     folder = settings.out / "workers"
     folder.mkdir(parents=True, exist_ok=True)
-    log_level = logging.getLogger("verify").getEffectiveLevel()  # verify.verbosity configures "verify", not root
+    log_level = logging.getLogger("verify").getEffectiveLevel()  # verify.report.verbosity configures "verify", not root
 
     def one(index: int, job: PassJob | StageJob) -> PassRun | StageRun:
         kind = StageRun if isinstance(job, StageJob) else PassRun

@@ -71,7 +71,7 @@ def main(argument: str) -> int:
         return run_command(job["settings"]["argv"])
     if kind is JobKind.MODULE:
         return run_module(job["settings"]["module"], list(job["settings"]["args"]))
-    from verify import verbosity
+    from verify.report import verbosity
     from verify.usage.output_paths import WORKER_EXIT_CANNOT_WRITE, CannotWrite
     from verify.report.atomic import write_text
 
