@@ -180,7 +180,7 @@ def raise_in(graph_module) -> None:
 __all__ = ["FASTPASS_FAULTS", "HARNESS_FAULTS", "add_one_to_first_element", "after_pass", "change_reference_output",
            "change_target", "change_top_level_constant", "ciatable_unchanged_by_count",
            "copy_multi_output_as_single", "drop_meta_key", "emit_ignores_a_pass_s_own_tracer",
-           "emit_ignores_the_context", "emit_takes_any_argument_as_a_leaf", "drop_pass", "flip_payload_byte", "flip_program_byte",
+           "emit_ignores_the_context", "emit_sets_metadata_before_the_update", "emit_takes_any_argument_as_a_leaf", "drop_pass", "flip_payload_byte", "flip_program_byte",
            "flip_requires_grad", "ledger_machinery_only", "program_errors_alike_if_both_failed", "raise_in",
            "reference_delegate_count_ignored", "reference_first_set_only", "rename_node",
            "retrace_describes_every_input_as_plain", "retrace_ignores_the_table", "retrace_keeps_names",
@@ -409,10 +409,28 @@ def emit_ignores_a_pass_s_own_tracer():
                      lambda tracer, base: isinstance(tracer, ExportPass.ExportTracer))
 
 
+def emit_sets_metadata_before_the_update():
+    """emit: the node's dispatched value set before the meta update that copies the interpreted
+    node's meta, so the update puts the old `val` back (a slip of line order in
+    `_fx_emitting`); planted as the old `val` restored on every node emit creates."""
+    from fastpass import _dispatched
+
+    real = _dispatched._fx_emitting
+
+    def fx_emitting(self, base, target, args, kwargs, meta, *rest):
+        res = real(self, base, target, args, kwargs, meta, *rest)
+        if res is not None and "val" in meta.data:
+            res.node.meta["val"] = meta.data["val"]
+        return res
+
+    return _replaced(_dispatched, "_fx_emitting", fx_emitting)
+
+
 FASTPASS_FAULTS = {"copy_multi_output_as_single": copy_multi_output_as_single,
                    "emit_ignores_the_context": emit_ignores_the_context,
                    "emit_takes_any_argument_as_a_leaf": emit_takes_any_argument_as_a_leaf,
                    "emit_ignores_a_pass_s_own_tracer": emit_ignores_a_pass_s_own_tracer,
+                   "emit_sets_metadata_before_the_update": emit_sets_metadata_before_the_update,
                    "ciatable_unchanged_by_count": ciatable_unchanged_by_count,
                    "verifyonce_key_without_kwargs": verifyonce_key_without_kwargs,
                    "retrace_ignores_the_table": retrace_ignores_the_table,

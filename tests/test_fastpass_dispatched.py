@@ -81,6 +81,28 @@ def test_dispatched_nodes_are_created_as_stock_creates_them():
     check_dispatched_nodes_are_created_as_stock_creates_them()
 
 
+def check_a_dispatched_node_gets_the_value_its_dispatch_gave():
+    """The update that copies the interpreted node's meta (its old ``val`` among it) comes before
+    ``set_metadata``: a node whose input changed dtype upstream (relu cast to float64 here) gets
+    the value its dispatch gave, not its old one."""
+
+    class ReluToDouble(ExportPass):
+        def call_operator(self, op, args, kwargs, meta):
+            out = super().call_operator(op, args, kwargs, meta)
+            if op != A.relu.default:
+                return out
+            return super().call_operator(A._to_copy.default, (out,), {"dtype": torch.float64}, meta)
+
+    stock, fast, emitted = _stock_and_emitted(lambda gm: ReluToDouble()(gm).graph_module)
+    assert _describe(fast) == _describe(stock)
+    assert [n.meta["val"].dtype for n in stock.graph.nodes if n.name == "neg"] == [torch.float64]
+    assert emitted > 0
+
+
+def test_a_dispatched_node_gets_the_value_its_dispatch_gave():
+    check_a_dispatched_node_gets_the_value_its_dispatch_gave()
+
+
 def check_meta_a_pass_changed_goes_the_stock_way():
     """Rule ``_is_the_context``: a pass that hands ``_fx`` meta other than the interpreted node's
     (here: without ``nn_module_stack``) gets from ``create_node`` what the node's meta context
@@ -169,3 +191,32 @@ def test_emit_off_creates_no_node_and_leaves_fx_stock():
         fast = ExportPass()(_retrace(_graph())).graph_module
     assert count[0] == 0
     assert _describe(fast) == _describe(stock)
+
+
+def test_a_lowering_emits_its_dispatched_nodes_and_the_harness_sees_an_emit_fault():
+    """A real lowering (a random add -> relu graph, tosa-int) under emit alone: identical to stock
+    by every check of the harness, with nodes emitted; with a fault planted in emit (the old
+    `val` put back: tests/faults.py emit_sets_metadata_before_the_update) the harness reports the
+    `val` divergence at a pass of the lowering. One stock lowering, two fastpass ones."""
+    from hypothesis import find
+
+    from generators.random import graphs
+    from tests import faults
+    from verify.compare.checks import compare
+    from verify.lowering.lower import lower
+    from verify.lowering.mode import Mode
+    from verify.lowering.quantize import RANDOM_GRAPH_CALIBRATION, export_program
+    from verify.lowering.targets import get_target
+
+    spec = find(graphs(2, 2, ops=["add", "relu"]), lambda s: s.op_names() == ["add", "relu"])
+    target = get_target("tosa-int")
+    program = export_program(*spec.build(), target, RANDOM_GRAPH_CALIBRATION)
+    stock = lower(program, target, Mode.STOCK)
+    with _counting_emitted() as count:
+        clean = compare(stock, lower(program, target, Mode.FASTPASS, ("emit",)))
+    assert all(r.passed for r in clean.values()), {k: r.details[:2] for k, r in clean.items() if not r.passed}
+    assert count[0] > 0
+    with faults.emit_sets_metadata_before_the_update():
+        planted = compare(stock, lower(program, target, Mode.FASTPASS, ("emit",)))
+    assert not planted["val"].passed, {k: r.passed for k, r in planted.items()}
+    assert planted["val"].first_divergence is not None

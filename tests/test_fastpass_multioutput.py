@@ -24,7 +24,8 @@ from executorch.exir.pass_base import ExportPass
 
 import fastpass
 from tests import faults
-from tests.test_fastpass_dispatched import (check_a_pass_s_own_tracer_goes_the_stock_way,
+from tests.test_fastpass_dispatched import (check_a_dispatched_node_gets_the_value_its_dispatch_gave,
+                                            check_a_pass_s_own_tracer_goes_the_stock_way,
                                             check_a_tensor_argument_goes_the_stock_way,
                                             check_meta_a_pass_changed_goes_the_stock_way)
 from tests.test_fastpass_retrace import (check_a_decomposed_op_is_traced, check_a_dtype_conversion_is_written,
@@ -201,6 +202,7 @@ _CHECKS = {"copy_multi_output_as_single": check_multi_output_copy,
            "emit_ignores_the_context": check_meta_a_pass_changed_goes_the_stock_way,
            "emit_takes_any_argument_as_a_leaf": check_a_tensor_argument_goes_the_stock_way,
            "emit_ignores_a_pass_s_own_tracer": check_a_pass_s_own_tracer_goes_the_stock_way,
+           "emit_sets_metadata_before_the_update": check_a_dispatched_node_gets_the_value_its_dispatch_gave,
            "ciatable_unchanged_by_count": check_ciatable_sees_a_swapped_registration,
            "verifyonce_key_without_kwargs": check_verifyonce_keys_kwargs,
            "retrace_ignores_the_table": check_a_decomposed_op_is_traced,
