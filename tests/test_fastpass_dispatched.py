@@ -18,7 +18,7 @@ from executorch.exir.pass_base import ExportPass, NodeMetadata
 
 import fastpass
 from fastpass import _dispatched
-from tests.test_fastpass_rules import _describe, _export, _retrace
+from tests.test_fastpass_rules import _describe, _export, _ReluToDouble, _retrace
 
 A = torch.ops.aten
 
@@ -86,14 +86,7 @@ def check_a_dispatched_node_gets_the_value_its_dispatch_gave():
     ``set_metadata``: a node whose input changed dtype upstream (relu cast to float64 here) gets
     the value its dispatch gave, not its old one."""
 
-    class ReluToDouble(ExportPass):
-        def call_operator(self, op, args, kwargs, meta):
-            out = super().call_operator(op, args, kwargs, meta)
-            if op != A.relu.default:
-                return out
-            return super().call_operator(A._to_copy.default, (out,), {"dtype": torch.float64}, meta)
-
-    stock, fast, emitted = _stock_and_emitted(lambda gm: ReluToDouble()(gm).graph_module)
+    stock, fast, emitted = _stock_and_emitted(lambda gm: _ReluToDouble()(gm).graph_module)
     assert _describe(fast) == _describe(stock)
     assert [n.meta["val"].dtype for n in stock.graph.nodes if n.name == "neg"] == [torch.float64]
     assert emitted > 0

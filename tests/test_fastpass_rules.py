@@ -386,6 +386,16 @@ def test_copy_redispatches_after_a_kwarg_change():
     assert [n.meta["val"].dtype for n in stock.graph.nodes if n.name == "neg"] == [torch.float64]
 
 
+class _ReluToDouble(ExportPass):
+    """Casts every relu's output to float64: the nodes downstream change dtype."""
+
+    def call_operator(self, op, args, kwargs, meta):
+        out = super().call_operator(op, args, kwargs, meta)
+        if op != A.relu.default:
+            return out
+        return super().call_operator(A._to_copy.default, (out,), {"dtype": torch.float64}, meta)
+
+
 def test_copy_compares_tensor_inputs_passed_as_kwargs():
     """Rule: a node's inputs include tensors passed by keyword (``proxy_inputs`` walks kwargs).
     ``add(x, other=relu)`` where relu (targeted here) changes dtype upstream."""
@@ -399,15 +409,8 @@ def test_copy_compares_tensor_inputs_passed_as_kwargs():
         gm.recompile()
         return gm
 
-    class ReluToDouble(ExportPass):
-        def call_operator(self, op, args, kwargs, meta):
-            out = super().call_operator(op, args, kwargs, meta)
-            if op != A.relu.default:
-                return out
-            return super().call_operator(A._to_copy.default, (out,), {"dtype": torch.float64}, meta)
-
-    with _Registered(ReluToDouble, [A.relu.default], False, True):
-        stock, fast, st = _stock_and_fast(kwarg_add, lambda gm: ReluToDouble()(_retrace(gm)).graph_module)
+    with _Registered(_ReluToDouble, [A.relu.default], False, True):
+        stock, fast, st = _stock_and_fast(kwarg_add, lambda gm: _ReluToDouble()(_retrace(gm)).graph_module)
     assert _describe(fast) == _describe(stock)
     assert [n.meta["val"].dtype for n in stock.graph.nodes if n.name == "neg"] == [torch.float64]
 
